@@ -1,0 +1,51 @@
+# The two commands of the README:
+#   make run   install what is missing, build Release, start the Day0 window
+#   make test  install what is missing, build the test configuration, run every test (ctest)
+# Both work on a fresh Debian 12 machine; tools/install-deps.sh installs the Debian packages.
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_DIR ?= build
+CMAKE ?= cmake
+CTEST ?= ctest
+
+.PHONY: run test build build-test deps format format-check clean help
+
+help:
+	@echo "make run          install dependencies, build Release, start the app"
+	@echo "make test         install dependencies, build and run all tests"
+	@echo "make build        build Release without starting the app"
+	@echo "make format       clang-format the C++ sources"
+	@echo "make clean        remove the build folder"
+
+deps:
+	@tools/install-deps.sh
+
+build: deps
+	$(CMAKE) --preset release
+	$(CMAKE) --build --preset release -j $(JOBS)
+
+run: build
+	@if [ -z "$$DISPLAY" ] && [ -z "$$WAYLAND_DISPLAY" ]; then \
+	  echo "No display found (DISPLAY and WAYLAND_DISPLAY are unset): the Day0 window cannot open here."; \
+	  echo "Day0 is built. Use the headless command line instead:"; \
+	  echo "  $(BUILD_DIR)/bin/day0-cli --help"; \
+	  echo "  $(BUILD_DIR)/bin/day0-cli inspect --model /path/to/model-folder"; \
+	else \
+	  $(BUILD_DIR)/bin/day0; \
+	fi
+
+build-test: deps
+	$(CMAKE) --preset test
+	$(CMAKE) --build --preset test -j $(JOBS)
+
+test: build-test
+	QT_QPA_PLATFORM=offscreen $(CTEST) --preset test -j $(JOBS)
+
+format:
+	@git ls-files '*.h' '*.cpp' '*.cu' | xargs clang-format -i
+
+format-check:
+	@git ls-files '*.h' '*.cpp' '*.cu' | xargs clang-format --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,49 @@
+#include "cli/cli_args.h"
+
+namespace day0::cli {
+
+std::optional<Args> Args::parse(const std::vector<std::string>& argv, const std::set<std::string>& flags,
+                                const std::set<std::string>& options, std::string* error) {
+  Args args;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      *error = "unexpected argument '" + arg + "'";
+      return std::nullopt;
+    }
+    std::optional<std::string> inline_value;
+    if (const auto eq = arg.find('='); eq != std::string::npos) {
+      inline_value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    const std::string name = arg.substr(2);
+    if (flags.contains(name)) {
+      if (inline_value) {
+        *error = "--" + name + " takes no value";
+        return std::nullopt;
+      }
+      args.flags_.insert(name);
+    } else if (options.contains(name)) {
+      if (inline_value) {
+        args.options_[name] = *inline_value;
+      } else if (i + 1 < argv.size()) {
+        args.options_[name] = argv[++i];
+      } else {
+        *error = "--" + name + " needs a value";
+        return std::nullopt;
+      }
+    } else {
+      *error = "unknown option --" + name;
+      return std::nullopt;
+    }
+  }
+  return args;
+}
+
+std::optional<std::string> Args::option(const std::string& name) const {
+  const auto it = options_.find(name);
+  if (it == options_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace day0::cli

@@ -1,0 +1,69 @@
+// day0-cli: Day0 without a window. Every subcommand calls the same engine API as the app.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "day0/log.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"inspect", &day0::cli::run_inspect, "describe a model folder (works without the weights)"},
+    {"version", &day0::cli::run_version, "print the version, build and devices found"},
+};
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out, "usage: day0-cli [--version] [--log-level LEVEL] <command> [options]\n\ncommands:\n");
+  for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nRun 'day0-cli <command> --help' for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  day0::log::Options log_options;
+  log_options.console_level = day0::log::Level::warn;
+  if (const char* to_file = std::getenv("DAY0_LOG_TO_FILE"); to_file && std::strcmp(to_file, "0") == 0)
+    log_options.file = false;
+  // Global options come before the command.
+  while (!args.empty() && args.front().rfind("--", 0) == 0) {
+    if (args.front() == "--version") return day0::cli::run_version({});
+    if (args.front() == "--help" || args.front() == "-h") {
+      print_usage(stdout);
+      return 0;
+    }
+    if (args.front() == "--log-level" && args.size() >= 2) {
+      if (!day0::log::parse_level(args[1], &log_options.console_level)) {
+        std::fprintf(stderr, "day0-cli: unknown log level '%s' (trace, debug, info, warn, error, off)\n",
+                     args[1].c_str());
+        return 2;
+      }
+      args.erase(args.begin(), args.begin() + 2);
+      continue;
+    }
+    std::fprintf(stderr, "day0-cli: unknown option %s\n", args.front().c_str());
+    print_usage(stderr);
+    return 2;
+  }
+  if (args.empty()) {
+    print_usage(stderr);
+    return 2;
+  }
+  day0::log::init(log_options);
+  for (const auto& c : kCommands) {
+    if (args.front() == c.name) return c.run({args.begin() + 1, args.end()});
+  }
+  std::fprintf(stderr, "day0-cli: unknown command '%s'\n", args.front().c_str());
+  print_usage(stderr);
+  return 2;
+}

@@ -1,0 +1,38 @@
+#pragma once
+// What the engine can compute on: the CPU always, NVIDIA GPUs when the CUDA backend is built
+// and a driver answers. Without a usable GPU, `gpu_problem` says why, in words a person can act
+// on, and the engine runs on the CPU.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace day0 {
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int multiprocessors = 0;
+  std::uint64_t total_memory = 0;
+  std::uint64_t free_memory = 0;
+  bool fp8 = false;  // tensor-core FP8 (sm_89 and newer); otherwise the BF16 workspace is used
+};
+
+struct CpuInfo {
+  std::string name;
+  int threads = 0;
+  std::uint64_t memory = 0;  // physical RAM in bytes
+};
+
+struct DeviceReport {
+  CpuInfo cpu;
+  std::vector<GpuInfo> gpus;
+  std::string gpu_problem;  // empty when GPUs were found
+};
+
+DeviceReport discover_devices();
+// One line per device, e.g. "cuda:0 NVIDIA H200, sm_90, 132 SMs, 139.8 GiB (FP8)".
+std::vector<std::string> describe_devices(const DeviceReport& report);
+
+}  // namespace day0
