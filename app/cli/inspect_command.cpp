@@ -6,6 +6,8 @@
 
 namespace day0::cli {
 
+namespace {
+
 int run_inspect(const std::vector<std::string>& argv) {
   std::string problem;
   const auto args = Args::parse(argv, {"json", "help"}, {"model"}, &problem);
@@ -27,5 +29,9 @@ int run_inspect(const std::vector<std::string>& argv) {
   std::fputs(text.c_str(), stdout);
   return 0;
 }
+
+const Registration kRegistration{"inspect", &run_inspect, "describe a model folder (works without the weights)"};
+
+}  // namespace
 
 }  // namespace day0::cli

@@ -10,20 +10,9 @@
 
 namespace {
 
-struct Command {
-  const char* name;
-  int (*run)(const std::vector<std::string>&);
-  const char* summary;
-};
-
-constexpr Command kCommands[] = {
-    {"inspect", &day0::cli::run_inspect, "describe a model folder (works without the weights)"},
-    {"version", &day0::cli::run_version, "print the version, build and devices found"},
-};
-
 void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: day0-cli [--version] [--log-level LEVEL] <command> [options]\n\ncommands:\n");
-  for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  for (const auto& c : day0::cli::commands()) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out, "\nRun 'day0-cli <command> --help' for a command's options.\n");
 }
 
@@ -37,7 +26,8 @@ int main(int argc, char** argv) {
     log_options.file = false;
   // Global options come before the command.
   while (!args.empty() && args.front().rfind("--", 0) == 0) {
-    if (args.front() == "--version") return day0::cli::run_version({});
+    if (args.front() == "--version") args.front() = "version";
+    if (args.front() == "version") break;
     if (args.front() == "--help" || args.front() == "-h") {
       print_usage(stdout);
       return 0;
@@ -60,7 +50,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   day0::log::init(log_options);
-  for (const auto& c : kCommands) {
+  for (const auto& c : day0::cli::commands()) {
     if (args.front() == c.name) return c.run({args.begin() + 1, args.end()});
   }
   std::fprintf(stderr, "day0-cli: unknown command '%s'\n", args.front().c_str());

@@ -5,6 +5,7 @@
 #include "day0/version.h"
 
 namespace day0::cli {
+namespace {
 
 int run_version(const std::vector<std::string>&) {
   const BuildInfo build = build_info();
@@ -14,4 +15,7 @@ int run_version(const std::vector<std::string>&) {
   return 0;
 }
 
+const Registration kRegistration{"version", &run_version, "print the version, build and devices found"};
+
+}  // namespace
 }  // namespace day0::cli
