@@ -8,9 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include <memory>
+
 #include "core/dtype.h"
+#include "core/thread_pool.h"
 #include "day0/status.h"
+#include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "models/loaded_model.h"
 
 namespace day0::models {
 
@@ -42,6 +47,11 @@ struct Architecture {
   Result<MoeLayout> (*moe_layout)(const io::ModelConfig& config);
   // The checkpoint's tensors as the model is released (names, stored dtypes, shapes, roles).
   Result<std::vector<ExpectedTensor>> (*expected_tensors)(const io::ModelConfig& config);
+  // Binds the weights for running on the CPU; null while the family can be inspected but not
+  // yet run.
+  Result<std::unique_ptr<LoadedModel>> (*load)(const io::ModelConfig& config,
+                                               std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool,
+                                               const LoadOptions& options);
 };
 
 const Architecture* find_architecture(std::string_view model_type);

@@ -1,0 +1,110 @@
+// day0-cli generate: continue a prompt; with --ids the last line of stdout is the generated ids.
+#include <cstdio>
+
+#include "cli/cli_args.h"
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "day0/engine.h"
+
+namespace day0::cli {
+namespace {
+
+int usage(bool help) {
+  std::fprintf(help ? stdout : stderr,
+               "usage: day0-cli generate --model DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
+               "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--ids] [--device cpu]\n"
+               "  Continues the prompt. Temperature 0 (the default) is greedy. With --ids the last line of\n"
+               "  stdout is the generated token ids, comma-separated.\n");
+  return help ? 0 : 2;
+}
+
+int run_generate(const std::vector<std::string>& argv) {
+  std::string problem;
+  const auto args = Args::parse(argv, {"help", "ids"},
+                                {"model", "tokens", "max-new-tokens", "temperature", "top-k", "top-p", "min-p", "seed",
+                                 "device", "threads", "repetition-penalty", "presence-penalty"},
+                                &problem);
+  if (!args) {
+    std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
+    return usage(false);
+  }
+  if (args->flag("help")) return usage(true);
+  if (!args->option("model") || !args->option("tokens")) return usage(false);
+  const auto tokens = parse_token_list(*args->option("tokens"), &problem);
+  if (!tokens) {
+    std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
+    return 2;
+  }
+  Request request;
+  request.context = *tokens;
+  struct NumberOption {
+    const char* name;
+    double min, max;
+    std::function<void(double)> set;
+  };
+  const NumberOption numbers[] = {
+      {"max-new-tokens", 0, 1 << 24, [&](double v) { request.stop.max_new_tokens = static_cast<std::int64_t>(v); }},
+      {"temperature", 0, 100, [&](double v) { request.sampling.temperature = static_cast<float>(v); }},
+      {"top-k", 0, 1 << 24, [&](double v) { request.sampling.top_k = static_cast<int>(v); }},
+      {"top-p", 0, 1, [&](double v) { request.sampling.top_p = static_cast<float>(v); }},
+      {"min-p", 0, 1, [&](double v) { request.sampling.min_p = static_cast<float>(v); }},
+      {"seed", 0, 9.0e15, [&](double v) { request.sampling.seed = static_cast<std::uint64_t>(v); }},
+      {"repetition-penalty", 0.01, 100, [&](double v) { request.sampling.repetition_penalty = static_cast<float>(v); }},
+      {"presence-penalty", -100, 100, [&](double v) { request.sampling.presence_penalty = static_cast<float>(v); }},
+  };
+  for (const auto& n : numbers) {
+    const auto text = args->option(n.name);
+    if (!text) continue;
+    const auto v = parse_number(*text);
+    if (!v || *v < n.min || *v > n.max) {
+      std::fprintf(stderr, "day0-cli generate: --%s must be a number between %g and %g\n", n.name, n.min, n.max);
+      return 2;
+    }
+    n.set(*v);
+  }
+  EngineOptions engine_options;
+  if (const auto threads = args->option("threads")) {
+    const auto n = parse_integer(*threads);
+    if (!n || *n < 0 || *n > 4096) {
+      std::fprintf(stderr, "day0-cli generate: --threads must be between 0 and 4096\n");
+      return 2;
+    }
+    engine_options.threads = static_cast<int>(*n);
+  }
+  auto engine = Engine::create(engine_options);
+  ModelOptions model_options;
+  model_options.device = args->option("device").value_or("cpu");
+  auto model = engine->load_model(*args->option("model"), model_options);
+  if (!model) {
+    std::fprintf(stderr, "day0-cli generate: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  auto session = engine->new_session(*model);
+  std::vector<std::int32_t> generated;
+  Event last;
+  auto handle = engine->submit(session, request, [&](const Event& e) {
+    if (e.kind == Event::Kind::token) {
+      generated.push_back(e.token);
+    } else {
+      last = e;
+    }
+  });
+  handle->wait();
+  if (last.kind == Event::Kind::error) {
+    std::fprintf(stderr, "day0-cli generate: %s\n", last.status.message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "%lld tokens, stop: %s, prefill %.1f tok/s, decode %.1f tok/s, first token %.1f ms\n",
+               static_cast<long long>(last.stats.generated_tokens), done_reason_name(last.reason),
+               last.stats.prefill_tokens_per_second, last.stats.decode_tokens_per_second,
+               last.stats.time_to_first_token_ms);
+  std::string ids;
+  for (std::size_t i = 0; i < generated.size(); ++i) ids += (i ? "," : "") + std::to_string(generated[i]);
+  std::printf("%s\n", ids.c_str());
+  return 0;
+}
+
+const Registration kRegistration{"generate", &run_generate, "continue a prompt (greedy or sampled)"};
+
+}  // namespace
+}  // namespace day0::cli

@@ -1,0 +1,121 @@
+#pragma once
+// The engine's public API. An Engine owns one worker thread; models are loaded once and shared;
+// a Session is one conversation's state (its caches live across turns); a Request asks a
+// session to continue from a token context and streams Events back. Callers never block on
+// generation: submit() returns at once, events arrive on the engine thread (the app's bridge
+// turns them into queued signals), and cancel() takes effect within one decode step.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "day0/status.h"
+
+namespace day0 {
+
+struct EngineOptions {
+  int threads = 0;  // CPU threads for compute; 0 = one per hardware thread
+};
+
+struct ModelOptions {
+  std::string device = "cpu";  // "cpu" (the CUDA backend is selected with "cuda" once present)
+  std::int64_t kv_page_tokens = 256;
+};
+
+struct ModelSummary {
+  std::string model_type;
+  std::string family;
+  std::int64_t vocab_size = 0;
+  std::int64_t hidden_size = 0;
+  std::int64_t max_context = 0;
+  std::vector<std::int32_t> eos_token_ids;  // from generation_config.json and config.json
+};
+
+struct Sampling {
+  float temperature = 0.0f;  // 0: greedy
+  int top_k = 0;             // 0: off
+  float top_p = 1.0f;        // 1: off
+  float min_p = 0.0f;        // 0: off
+  float repetition_penalty = 1.0f;  // 1: off; divides positive logits of seen tokens, multiplies negative
+  float presence_penalty = 0.0f;    // subtracted once from the logit of every seen token
+  std::uint64_t seed = 0;
+};
+
+struct StopRules {
+  std::int64_t max_new_tokens = 256;
+  bool stop_at_eos = true;
+  std::vector<std::int32_t> extra_stop_ids;
+};
+
+struct Request {
+  // The whole context to continue from. The session reuses its cache for the longest common
+  // prefix with what it already holds, so a follow-up turn prefills only the new tokens, and an
+  // edited or regenerated turn prefills from where it differs.
+  std::vector<std::int32_t> context;
+  Sampling sampling;
+  StopRules stop;
+};
+
+enum class DoneReason { eos, max_tokens, cancelled, error };
+const char* done_reason_name(DoneReason reason);
+
+struct GenerationStats {
+  std::int64_t context_tokens = 0;   // tokens in the request's context
+  std::int64_t reused_tokens = 0;    // served from the session's cache
+  std::int64_t prefilled_tokens = 0;
+  std::int64_t generated_tokens = 0;
+  double time_to_first_token_ms = 0;
+  double prefill_tokens_per_second = 0;
+  double decode_tokens_per_second = 0;
+};
+
+struct Event {
+  enum class Kind { token, done, error } kind = Kind::token;
+  std::int32_t token = -1;  // Kind::token
+  GenerationStats stats;    // Kind::done and Kind::error
+  DoneReason reason = DoneReason::eos;
+  Status status;            // Kind::error
+};
+using EventCallback = std::function<void(const Event&)>;
+
+class Model;
+class Session;
+
+class RequestHandle {
+ public:
+  virtual ~RequestHandle() = default;
+  virtual void cancel() = 0;
+  // Blocks until the request has finished (done or error was delivered).
+  virtual void wait() = 0;
+  virtual bool finished() const = 0;
+};
+
+class Engine {
+ public:
+  static std::unique_ptr<Engine> create(const EngineOptions& options = {});
+  virtual ~Engine() = default;
+
+  // Loads (maps and validates) a model folder. Runs on the calling thread: the app calls it from
+  // a worker; the engine thread keeps serving other sessions meanwhile.
+  virtual Result<std::shared_ptr<Model>> load_model(const std::filesystem::path& dir, const ModelOptions& options = {}) = 0;
+  virtual std::shared_ptr<Session> new_session(const std::shared_ptr<Model>& model) = 0;
+
+  // Queues a request on the engine thread. Events are delivered on that thread, in order, the
+  // last one being done or error.
+  virtual std::shared_ptr<RequestHandle> submit(const std::shared_ptr<Session>& session, Request request,
+                                                EventCallback on_event) = 0;
+
+  // Feeds `tokens` after what the session holds and returns their logits [tokens, vocab],
+  // waiting for the engine thread (for tools and tests).
+  virtual Result<std::vector<float>> append_logits(const std::shared_ptr<Session>& session,
+                                                   std::span<const std::int32_t> tokens) = 0;
+};
+
+ModelSummary describe(const Model& model);
+// Positions the session holds.
+std::int64_t session_length(const Session& session);
+
+}  // namespace day0

@@ -1,0 +1,26 @@
+#include <fmt/format.h>
+
+#include "day0/log.h"
+#include "io/checkpoint.h"
+#include "io/model_config.h"
+#include "models/architecture.h"
+#include "models/loaded_model.h"
+
+namespace day0::models {
+
+Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir, ThreadPool& pool,
+                                                const LoadOptions& options) {
+  DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
+  const Architecture* arch = find_architecture(config.model_type());
+  if (arch == nullptr)
+    return error(ErrorCode::unsupported, "Day0 cannot run model_type \"" + config.model_type() + "\"");
+  if (arch->load == nullptr)
+    return error(ErrorCode::unsupported, std::string(arch->family) + " can be inspected, but this version of Day0 "
+                                                                     "cannot generate text with it yet");
+  DAY0_ASSIGN_OR_RETURN(std::unique_ptr<io::Checkpoint> checkpoint, io::Checkpoint::open(dir));
+  for (const auto& warning : checkpoint->warnings()) DAY0_LOG_WARN("{}: {}", dir.string(), warning);
+  std::shared_ptr<const io::Checkpoint> shared(std::move(checkpoint));
+  return arch->load(config, shared, pool, options);
+}
+
+}  // namespace day0::models

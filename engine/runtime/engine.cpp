@@ -1,0 +1,314 @@
+// The engine thread: a queue of jobs run one at a time on a dedicated thread, so callers never
+// block on compute, and requests of different sessions are served in order.
+#include "day0/engine.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "core/thread_pool.h"
+#include "day0/log.h"
+#include "io/json_util.h"
+#include "io/model_config.h"
+#include "models/architecture.h"
+#include "models/loaded_model.h"
+#include "runtime/sampler.h"
+
+namespace day0 {
+
+const char* done_reason_name(DoneReason reason) {
+  switch (reason) {
+    case DoneReason::eos: return "eos";
+    case DoneReason::max_tokens: return "max_tokens";
+    case DoneReason::cancelled: return "cancelled";
+    case DoneReason::error: return "error";
+  }
+  return "unknown";
+}
+
+class Model {
+ public:
+  std::unique_ptr<models::LoadedModel> loaded;
+  ModelSummary summary;
+};
+
+class Session {
+ public:
+  std::shared_ptr<Model> model;
+  std::unique_ptr<models::SessionState> state;
+  std::vector<std::int32_t> tokens;  // what `state` holds, position by position
+};
+
+ModelSummary describe(const Model& model) { return model.summary; }
+std::int64_t session_length(const Session& session) { return static_cast<std::int64_t>(session.tokens.size()); }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::int64_t kPrefillChunk = 256;  // tokens per prefill step; cancel is checked between steps
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// eos_token_id may be an integer or a list, in config.json and generation_config.json.
+void collect_eos(const nlohmann::json& j, std::vector<std::int32_t>* ids) {
+  if (!j.is_object() || !j.contains("eos_token_id")) return;
+  const auto& v = j["eos_token_id"];
+  const auto add = [&](const nlohmann::json& x) {
+    if (x.is_number_integer() && x.get<std::int64_t>() >= 0 && x.get<std::int64_t>() < (1ll << 31)) {
+      const auto id = static_cast<std::int32_t>(x.get<std::int64_t>());
+      if (std::find(ids->begin(), ids->end(), id) == ids->end()) ids->push_back(id);
+    }
+  };
+  if (v.is_array()) {
+    for (const auto& x : v) add(x);
+  } else {
+    add(v);
+  }
+}
+
+class RequestImpl final : public RequestHandle {
+ public:
+  void cancel() override { cancelled.store(true); }
+  void wait() override {
+    std::unique_lock lock(mutex);
+    done_cv.wait(lock, [this] { return done; });
+  }
+  bool finished() const override {
+    std::lock_guard lock(mutex);
+    return done;
+  }
+  void finish() {
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+    }
+    done_cv.notify_all();
+  }
+
+  std::atomic<bool> cancelled{false};
+  mutable std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+};
+
+class EngineImpl final : public Engine {
+ public:
+  explicit EngineImpl(const EngineOptions& options)
+      : pool_(static_cast<std::size_t>(std::max(0, options.threads))), thread_([this] { loop(); }) {}
+
+  ~EngineImpl() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  Result<std::shared_ptr<Model>> load_model(const std::filesystem::path& dir, const ModelOptions& options) override {
+    if (options.device != "cpu")
+      return error(ErrorCode::unsupported, "device \"" + options.device + "\" is not available for generation in this "
+                                           "build; use --device cpu");
+    models::LoadOptions load_options;
+    load_options.kv_page_tokens = options.kv_page_tokens;
+    DAY0_ASSIGN_OR_RETURN(auto loaded, models::load_model(dir, pool_, load_options));
+    auto model = std::make_shared<Model>();
+    DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
+    model->summary.model_type = config.model_type();
+    if (const auto* arch = models::find_architecture(config.model_type())) model->summary.family = std::string(arch->family);
+    model->summary.vocab_size = loaded->vocab_size();
+    model->summary.hidden_size = loaded->hidden_size();
+    model->summary.max_context = loaded->max_context();
+    collect_eos(config.json(), &model->summary.eos_token_ids);
+    if (config.root().optional_child("text_config")) collect_eos(config.text().json(), &model->summary.eos_token_ids);
+    std::error_code ec;
+    if (std::filesystem::exists(dir / "generation_config.json", ec)) {
+      auto generation = io::read_json_file(dir / "generation_config.json", 1 << 20);
+      if (generation) {
+        collect_eos(*generation, &model->summary.eos_token_ids);
+      } else {
+        DAY0_LOG_WARN("ignoring generation_config.json: {}", generation.status().message());
+      }
+    }
+    model->loaded = std::move(loaded);
+    DAY0_LOG_INFO("loaded {} from {}", model->summary.model_type, dir.string());
+    return model;
+  }
+
+  std::shared_ptr<Session> new_session(const std::shared_ptr<Model>& model) override {
+    auto session = std::make_shared<Session>();
+    session->model = model;
+    session->state = model->loaded->new_state();
+    return session;
+  }
+
+  std::shared_ptr<RequestHandle> submit(const std::shared_ptr<Session>& session, Request request,
+                                        EventCallback on_event) override {
+    auto handle = std::make_shared<RequestImpl>();
+    enqueue([this, session, request = std::move(request), on_event = std::move(on_event), handle]() mutable {
+      run(*session, request, on_event, *handle);
+      handle->finish();
+    });
+    return handle;
+  }
+
+  Result<std::vector<float>> append_logits(const std::shared_ptr<Session>& session,
+                                           std::span<const std::int32_t> tokens) override {
+    std::vector<std::int32_t> copy(tokens.begin(), tokens.end());
+    std::optional<Result<std::vector<float>>> result;
+    std::mutex m;
+    std::condition_variable cv;
+    enqueue([&] {
+      const std::int64_t vocab = session->model->loaded->vocab_size();
+      std::vector<float> logits(copy.size() * static_cast<std::size_t>(vocab));
+      Status s = copy.empty() ? Status::ok()
+                              : session->model->loaded->forward(*session->state, copy,
+                                                                static_cast<std::int64_t>(copy.size()), logits.data(),
+                                                                nullptr);
+      std::lock_guard lock(m);
+      if (s.is_ok()) {
+        session->tokens.insert(session->tokens.end(), copy.begin(), copy.end());
+        result.emplace(std::move(logits));
+      } else {
+        result.emplace(s);
+      }
+      cv.notify_all();
+    });
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return result.has_value(); });
+    return std::move(*result);
+  }
+
+ private:
+  void enqueue(std::function<void()> job) {
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_all();
+  }
+
+  void loop() {
+    while (true) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stop requested and nothing left
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  void run(Session& session, const Request& request, const EventCallback& emit, RequestImpl& handle) {
+    models::LoadedModel& model = *session.model->loaded;
+    const std::int64_t vocab = model.vocab_size();
+    GenerationStats stats;
+    stats.context_tokens = static_cast<std::int64_t>(request.context.size());
+    const auto fail = [&](const Status& status) {
+      Event e;
+      e.kind = Event::Kind::error;
+      e.status = status;
+      e.reason = DoneReason::error;
+      e.stats = stats;
+      emit(e);
+    };
+    if (request.context.empty()) return fail(error(ErrorCode::invalid_argument, "the request has no context tokens"));
+    if (request.stop.max_new_tokens < 0) return fail(error(ErrorCode::invalid_argument, "max_new_tokens is negative"));
+    const std::int64_t room = model.max_context() - static_cast<std::int64_t>(request.context.size());
+    if (room <= 0)
+      return fail(error(ErrorCode::invalid_argument,
+                        "the conversation has " + std::to_string(request.context.size()) +
+                            " tokens, the model's context holds " + std::to_string(model.max_context())));
+
+    // Reuse the longest common prefix; always feed at least one token to get logits.
+    std::size_t common = 0;
+    while (common < session.tokens.size() && common < request.context.size() &&
+           session.tokens[common] == request.context[common])
+      ++common;
+    if (common == request.context.size()) --common;
+    session.state->truncate(static_cast<std::int64_t>(common));
+    session.tokens.resize(common);
+    stats.reused_tokens = static_cast<std::int64_t>(common);
+
+    const auto start = Clock::now();
+    std::vector<float> logits(static_cast<std::size_t>(vocab));
+    std::size_t fed = common;
+    while (fed < request.context.size()) {
+      if (handle.cancelled.load()) break;
+      const std::size_t n = std::min<std::size_t>(kPrefillChunk, request.context.size() - fed);
+      const std::span<const std::int32_t> chunk(request.context.data() + fed, n);
+      const bool last = fed + n == request.context.size();
+      if (Status s = model.forward(*session.state, chunk, last ? 1 : 0, logits.data(), nullptr); !s.is_ok())
+        return fail(s);
+      session.tokens.insert(session.tokens.end(), chunk.begin(), chunk.end());
+      fed += n;
+    }
+    stats.prefilled_tokens = static_cast<std::int64_t>(fed - common);
+    const double prefill_ms = ms_since(start);
+    if (stats.prefilled_tokens > 0 && prefill_ms > 0)
+      stats.prefill_tokens_per_second = 1000.0 * static_cast<double>(stats.prefilled_tokens) / prefill_ms;
+
+    runtime::Sampler sampler(request.sampling);
+    std::vector<std::int32_t> stop_ids = request.stop.extra_stop_ids;
+    if (request.stop.stop_at_eos)
+      stop_ids.insert(stop_ids.end(), session.model->summary.eos_token_ids.begin(), session.model->summary.eos_token_ids.end());
+    const std::int64_t max_new = std::min(request.stop.max_new_tokens, room);
+    DoneReason reason = DoneReason::max_tokens;
+    Clock::time_point decode_start;
+    if (handle.cancelled.load()) reason = DoneReason::cancelled;
+    for (std::int64_t i = 0; i < max_new && reason != DoneReason::cancelled; ++i) {
+      const std::int32_t token = sampler.sample(logits, session.tokens);
+      if (i == 0) {
+        stats.time_to_first_token_ms = ms_since(start);
+        decode_start = Clock::now();
+      }
+      ++stats.generated_tokens;
+      Event e;
+      e.kind = Event::Kind::token;
+      e.token = token;
+      emit(e);
+      if (std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
+        reason = DoneReason::eos;
+        break;
+      }
+      if (handle.cancelled.load()) {
+        reason = DoneReason::cancelled;
+        break;
+      }
+      if (i + 1 == max_new) break;  // the last token needs no forward pass
+      const std::int32_t one[1] = {token};
+      if (Status s = model.forward(*session.state, one, 1, logits.data(), nullptr); !s.is_ok()) return fail(s);
+      session.tokens.push_back(token);
+    }
+    if (stats.generated_tokens > 1) {
+      const double decode_ms = ms_since(decode_start);
+      if (decode_ms > 0) stats.decode_tokens_per_second = 1000.0 * static_cast<double>(stats.generated_tokens - 1) / decode_ms;
+    }
+    Event done;
+    done.kind = Event::Kind::done;
+    done.reason = reason;
+    done.stats = stats;
+    emit(done);
+  }
+
+  ThreadPool pool_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> Engine::create(const EngineOptions& options) { return std::make_unique<EngineImpl>(options); }
+
+}  // namespace day0
