@@ -1,0 +1,38 @@
+#pragma once
+// Numerical verification of a model against a reference dump (made by
+// tools/reference/make_gpt_oss_fixtures.py from Hugging Face transformers): per-layer hidden
+// states, attention outputs, router choices, logits and a greedy continuation.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "day0/status.h"
+
+namespace day0 {
+
+struct VerifyRow {
+  std::string name;           // "hidden.3", "logits", "router.1.topk", "greedy", ...
+  double rel_l2 = 0;          // worst row: ||a - b|| / ||b||
+  double max_abs = 0;
+  double agreement = -1;      // fraction of equal choices (router top-k sets, greedy ids); -1 if n/a
+  bool pass = true;
+};
+
+struct VerifyReport {
+  std::vector<VerifyRow> rows;
+  std::int64_t tokens = 0;
+  bool passed = true;
+};
+
+struct VerifyOptions {
+  double fail_above = 1e-3;       // VERIFY.md: CPU fp32 vs HF fp32 fails above 1e-3
+  double min_agreement = 1.0;     // router sets and greedy ids must agree exactly on the CPU
+  int threads = 0;
+};
+
+Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const std::filesystem::path& reference,
+                                  const VerifyOptions& options = {});
+std::string format_verify_report(const VerifyReport& report);
+
+}  // namespace day0
