@@ -1,0 +1,119 @@
+// day0-cli bench: prefill and decode speed of a model, one JSON line plus a readable table.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_args.h"
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "day0/engine.h"
+
+namespace day0::cli {
+namespace {
+
+// kB values of /proc/self/status fields (VmRSS, VmHWM), in bytes.
+std::uint64_t proc_status_bytes(const char* field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(line.find(':') + 1)) * 1024;
+  }
+  return 0;
+}
+
+int run_bench(const std::vector<std::string>& argv) {
+  std::string problem;
+  const auto args = Args::parse(argv, {"help"}, {"model", "prompt-tokens", "gen-tokens", "threads", "device"}, &problem);
+  if (!args || args->flag("help") || !args->option("model")) {
+    if (!problem.empty()) std::fprintf(stderr, "day0-cli bench: %s\n", problem.c_str());
+    std::fprintf(args && args->flag("help") ? stdout : stderr,
+                 "usage: day0-cli bench --model DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N] [--device cpu]\n"
+                 "  Prefills a random prompt and decodes greedily; prints time to first token, prefill and\n"
+                 "  decode tokens/s, inter-token latency p50/p99 and memory, as a table and one JSON line.\n");
+    return args && args->flag("help") ? 0 : 2;
+  }
+  const auto integer = [&](const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
+    const auto text = args->option(name);
+    if (!text) return fallback;
+    const auto v = parse_integer(*text);
+    if (!v || *v < lo || *v > hi) {
+      std::fprintf(stderr, "day0-cli bench: --%s must be between %lld and %lld\n", name, static_cast<long long>(lo),
+                   static_cast<long long>(hi));
+      return std::nullopt;
+    }
+    return v;
+  };
+  const auto prompt_tokens = integer("prompt-tokens", 512, 1, 1 << 20);
+  const auto gen_tokens = integer("gen-tokens", 64, 1, 1 << 20);
+  const auto threads = integer("threads", 0, 0, 4096);
+  if (!prompt_tokens || !gen_tokens || !threads) return 2;
+
+  auto engine = Engine::create({.threads = static_cast<int>(*threads)});
+  ModelOptions model_options;
+  model_options.device = args->option("device").value_or("cpu");
+  const auto load_start = std::chrono::steady_clock::now();
+  auto model = engine->load_model(*args->option("model"), model_options);
+  if (!model) {
+    std::fprintf(stderr, "day0-cli bench: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const ModelSummary summary = describe(**model);
+  Request request;
+  std::uint64_t x = 88172645463325252ull;
+  for (std::int64_t i = 0; i < *prompt_tokens; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    request.context.push_back(static_cast<std::int32_t>(x % static_cast<std::uint64_t>(summary.vocab_size)));
+  }
+  request.stop.max_new_tokens = *gen_tokens;
+  request.stop.stop_at_eos = false;
+  std::vector<double> stamps;
+  Event last;
+  auto handle = engine->submit(engine->new_session(*model), request, [&](const Event& e) {
+    if (e.kind == Event::Kind::token) stamps.push_back(std::chrono::duration<double, std::milli>(
+                                                           std::chrono::steady_clock::now().time_since_epoch())
+                                                           .count());
+    else last = e;
+  });
+  handle->wait();
+  if (last.kind == Event::Kind::error) {
+    std::fprintf(stderr, "day0-cli bench: %s\n", last.status.message().c_str());
+    return 1;
+  }
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < stamps.size(); ++i) gaps.push_back(stamps[i] - stamps[i - 1]);
+  std::sort(gaps.begin(), gaps.end());
+  const auto pct = [&](double p) { return gaps.empty() ? 0.0 : gaps[std::min(gaps.size() - 1, static_cast<std::size_t>(p * gaps.size()))]; };
+  const GenerationStats& s = last.stats;
+  nlohmann::json j = {{"model", *args->option("model")},
+                      {"model_type", summary.model_type},
+                      {"device", model_options.device},
+                      {"threads", *threads},
+                      {"prompt_tokens", *prompt_tokens},
+                      {"generated_tokens", s.generated_tokens},
+                      {"load_s", load_s},
+                      {"ttft_ms", s.time_to_first_token_ms},
+                      {"prefill_tokens_per_s", s.prefill_tokens_per_second},
+                      {"decode_tokens_per_s", s.decode_tokens_per_second},
+                      {"itl_p50_ms", pct(0.5)},
+                      {"itl_p99_ms", pct(0.99)},
+                      {"rss_bytes", proc_status_bytes("VmRSS")},
+                      {"peak_rss_bytes", proc_status_bytes("VmHWM")}};
+  std::printf("model %s (%s) on %s\n", args->option("model")->c_str(), summary.model_type.c_str(), model_options.device.c_str());
+  std::printf("  prompt %lld tokens, generated %lld\n", static_cast<long long>(*prompt_tokens),
+              static_cast<long long>(s.generated_tokens));
+  std::printf("  load %.2f s, time to first token %.1f ms\n", load_s, s.time_to_first_token_ms);
+  std::printf("  prefill %.1f tok/s, decode %.2f tok/s, inter-token p50 %.1f ms p99 %.1f ms\n",
+              s.prefill_tokens_per_second, s.decode_tokens_per_second, pct(0.5), pct(0.99));
+  std::printf("  resident %.2f GiB (peak %.2f GiB; mapped weights count when touched)\n",
+              proc_status_bytes("VmRSS") / 1073741824.0, proc_status_bytes("VmHWM") / 1073741824.0);
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+const Registration kRegistration{"bench", &run_bench, "measure prefill and decode speed"};
+
+}  // namespace
+}  // namespace day0::cli

@@ -1,0 +1,1 @@
+day0_add_test(test_gpt_oss_reference SOURCES engine/models/test_gpt_oss_reference.cpp LABEL integration LIBS day0_engine)
