@@ -311,6 +311,7 @@ class Renderer {
         const Value ns = lookup(target.name, scope);
         if (!ns.is_ns()) fail(ErrorKind::runtime, "cannot assign attribute on non-namespace object");
         const std::string& attr = target.a->value.str();
+        note_child(const_cast<NamespaceData&>(ns.ns_data()), v);
         if (Value* slot = ns.ns_data().find(attr)) {
           *slot = v;
         } else {

@@ -12,7 +12,7 @@
 namespace day0::chat_template {
 
 struct RenderLimits {
-  std::uint64_t max_steps = 20'000'000;
+  std::uint64_t max_steps = 2'000'000;
   std::size_t max_output_bytes = 16u << 20;  // the output, and any single value built on the way
   int max_depth = 500;                       // nested statements, expressions and macro calls
 };

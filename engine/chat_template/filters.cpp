@@ -710,6 +710,7 @@ Value filter_impl(std::string_view name, const Value& in, const CallArgs& args) 
         members.push_back(keyed[j++].second);
       auto data = std::make_shared<ListData>();
       data->items = {keyed[i].first, Value::list(std::move(members))};
+      for (const Value& item : data->items) note_child(*data, item);
       data->is_tuple = true;
       data->field_names = {"grouper", "list"};
       groups.push_back(Value::object(Value::Kind::list, data));

@@ -200,6 +200,7 @@ Value GlobalFunction::call(const CallArgs& call) const {
     auto ns = std::make_shared<NamespaceData>();
     for (auto& [k, v] : d.entries) {
       if (!k.is_string()) fail(ErrorKind::type, "keywords must be strings");
+      note_child(*ns, v);
       ns->attrs.emplace_back(k.str(), v);
     }
     return Value::ns(std::move(ns));

@@ -71,6 +71,19 @@ class Parser {
     ~DepthGuard() { --p_->depth_; }
     Parser* p_;
   };
+  // Left-deep chains (a + b + c, x.y.z, v|f|g) nest in the tree as deeply as they are long:
+  // each link counts as one level of nesting.
+  struct ChainGuard {
+    explicit ChainGuard(Parser* p) : p_(p) {}
+    void link() {
+      ++added_;
+      if (++p_->depth_ > kMaxParseDepth)
+        p_->fail_here("the template nests deeper than " + std::to_string(kMaxParseDepth) + " levels");
+    }
+    ~ChainGuard() { p_->depth_ -= added_; }
+    Parser* p_;
+    int added_ = 0;
+  };
   // Restores the soft-frame flag (jinja2 checks unknown filters/tests at compile time except
   // directly inside `if` statements and inline if-expressions, where it checks when reached).
   struct SoftGuard {
@@ -504,7 +517,9 @@ class Parser {
     // The whole conditional expression compiles in a soft frame: unknown filters and tests in
     // its first operand fail only when reached, like those after `if`.
     if (is_name("if")) pending_.resize(pending_before);
+    ChainGuard chain(this);
     while (is_name("if")) {
+      chain.link();
       const std::uint32_t at = cur().offset;
       next();
       SoftGuard soft(this, true);
@@ -520,7 +535,9 @@ class Parser {
 
   NodePtr parse_or() {
     NodePtr left = parse_and();
+    ChainGuard chain(this);
     while (is_name("or")) {
+      chain.link();
       auto n = make(NodeType::or_op);
       next();
       n->a = std::move(left);
@@ -532,7 +549,9 @@ class Parser {
 
   NodePtr parse_and() {
     NodePtr left = parse_not();
+    ChainGuard chain(this);
     while (is_name("and")) {
+      chain.link();
       auto n = make(NodeType::and_op);
       next();
       n->a = std::move(left);
@@ -592,7 +611,9 @@ class Parser {
 
   NodePtr parse_math1() {
     NodePtr left = parse_concat();
+    ChainGuard chain(this);
     while (is_op("+") || is_op("-")) {
+      chain.link();
       const std::string op = cur().value;
       next();
       left = binop(op, std::move(left), parse_concat());
@@ -611,7 +632,9 @@ class Parser {
 
   NodePtr parse_math2() {
     NodePtr left = parse_pow();
+    ChainGuard chain(this);
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      chain.link();
       const std::string op = cur().value;
       next();
       left = binop(op, std::move(left), parse_pow());
@@ -621,7 +644,11 @@ class Parser {
 
   NodePtr parse_pow() {
     NodePtr left = parse_unary(true);
-    while (skip_op("**")) left = binop("**", std::move(left), parse_unary(true));
+    ChainGuard chain(this);
+    while (skip_op("**")) {
+      chain.link();
+      left = binop("**", std::move(left), parse_unary(true));
+    }
     return left;
   }
 
@@ -704,7 +731,9 @@ class Parser {
   }
 
   NodePtr parse_postfix(NodePtr node) {
+    ChainGuard chain(this);
     while (true) {
+      chain.link();
       if (is_op(".") || is_op("[")) {
         node = parse_subscript(std::move(node));
       } else if (is_op("(")) {
@@ -716,7 +745,9 @@ class Parser {
   }
 
   NodePtr parse_filter_expr(NodePtr node) {
+    ChainGuard chain(this);
     while (true) {
+      chain.link();
       if (is_op("|")) {
         node = parse_filter(std::move(node), false);
       } else if (is_name("is")) {
@@ -837,7 +868,9 @@ class Parser {
   }
 
   NodePtr parse_filter(NodePtr node, bool start_inline) {
+    ChainGuard chain(this);
     while (is_op("|") || start_inline) {
+      chain.link();
       if (!start_inline) next();
       auto n = make(NodeType::filter);
       n->name = parse_dotted_name();

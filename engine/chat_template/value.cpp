@@ -67,6 +67,16 @@ void check_size(std::size_t size) {
 
 // ---- containers ----
 
+void note_child(HeapObject& parent, const Value& child) {
+  const HeapObject* c = child.heap().get();
+  if (!c || child.is_string()) return;
+  if (c->depth + 1 > parent.depth) {
+    if (c->depth + 1 > kMaxValueDepth)
+      fail(ErrorKind::budget, "values nest deeper than " + std::to_string(kMaxValueDepth) + " levels");
+    parent.depth = c->depth + 1;
+  }
+}
+
 const Value* DictData::find(const Value& key) const {
   for (const auto& [k, v] : entries)
     if (py_equal(k, key)) return &v;
@@ -135,6 +145,7 @@ Value Value::list(std::vector<Value> items) {
   check_size(items.size());
   charge(items.size() / 8);
   auto data = std::make_shared<ListData>();
+  for (const Value& item : items) note_child(*data, item);
   data->items = std::move(items);
   Value v;
   v.kind_ = Kind::list;
@@ -144,6 +155,7 @@ Value Value::list(std::vector<Value> items) {
 Value Value::tuple(std::vector<Value> items) {
   check_size(items.size());
   auto data = std::make_shared<ListData>();
+  for (const Value& item : items) note_child(*data, item);
   data->items = std::move(items);
   data->is_tuple = true;
   Value v;
@@ -159,10 +171,15 @@ Value Value::dict(std::shared_ptr<const DictData> d) {
 }
 Value Value::dict(DictData d) {
   check_size(d.entries.size());
+  for (const auto& [k, v] : d.entries) {
+    note_child(d, k);
+    note_child(d, v);
+  }
   return dict(std::make_shared<const DictData>(std::move(d)));
 }
 Value Value::iterator(std::shared_ptr<IteratorData> it) {
   check_size(it->items.size());
+  for (const Value& item : it->items) note_child(*it, item);
   Value v;
   v.kind_ = Kind::iterator;
   v.obj_ = std::move(it);
@@ -412,8 +429,26 @@ void append_sequence(std::string& out, const Value& v) {
 
 }  // namespace
 
+namespace {
+thread_local int t_repr_depth = 0;
+// Namespaces can hold themselves; Python prints such cycles as "...", Day0 stops at the
+// nesting limit instead of recursing forever.
+struct ReprDepth {
+  ReprDepth() {
+    if (++t_repr_depth > kMaxValueDepth + 8) {
+      t_repr_depth = 0;
+      fail(ErrorKind::budget, "the value nests too deeply (or holds itself) to be printed");
+    }
+  }
+  ~ReprDepth() {
+    if (t_repr_depth > 0) --t_repr_depth;
+  }
+};
+}  // namespace
+
 void append_repr(std::string& out, const Value& v) {
   charge(1);
+  ReprDepth guard;
   switch (v.kind()) {
     case Value::Kind::undefined:
       out += "Undefined";
@@ -480,6 +515,7 @@ void append_str(std::string& out, const Value& v) {
       return;
     }
     case Value::Kind::ns: {
+      ReprDepth guard;
       out += "<Namespace {";
       bool first = true;
       for (const auto& [k, val] : v.ns_data().attrs) {

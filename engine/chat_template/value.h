@@ -57,7 +57,13 @@ class Value;
 
 struct HeapObject {
   virtual ~HeapObject() = default;
+  // How deeply containers nest inside this one (bounded, so printing, comparing and freeing
+  // a value never recurses deeper than kMaxValueDepth).
+  int depth = 1;
 };
+inline constexpr int kMaxValueDepth = 256;
+// Records that `parent` holds `child`; fails when nesting would pass kMaxValueDepth.
+void note_child(HeapObject& parent, const Value& child);
 // Callables and other objects the evaluator owns say how Python would show and name them.
 struct ObjectBase : HeapObject {
   virtual std::string repr() const = 0;

@@ -20,7 +20,7 @@ struct Template;
 }
 
 struct ChatTemplateLimits {
-  std::uint64_t max_steps = 20'000'000;      // evaluation steps (real templates use < 100,000)
+  std::uint64_t max_steps = 2'000'000;       // evaluation steps (real templates use < 100,000)
   std::size_t max_output_bytes = 16u << 20;  // the rendering, and any single value built on the way
   int max_depth = 500;                       // nesting of statements, expressions and macro calls
 };

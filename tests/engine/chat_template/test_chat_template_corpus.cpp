@@ -34,6 +34,11 @@ Outcome check(const std::string& name, const std::string& source, const std::str
               const ordered_json& expected) {
   day0::ChatTemplateRenderOptions options;
   options.fixed_now = fixture_clock();
+  // Real templates stay far inside the default budgets: a tenth of each must be enough.
+  const day0::ChatTemplateLimits defaults;
+  options.limits.max_steps = defaults.max_steps / 10;
+  options.limits.max_output_bytes = defaults.max_output_bytes / 10;
+  options.limits.max_depth = defaults.max_depth / 10;
   auto parsed = day0::ChatTemplate::parse(source, name);
   day0::Result<std::string> rendered =
       parsed ? parsed->render_json(context_json, options) : day0::Result<std::string>(parsed.status());
