@@ -333,9 +333,7 @@ class Parser {
     n->target = std::move(target);
     SoftGuard soft(this, false);
     n->b = parse_filter(nullptr, false);
-    const int saved_loop = loop_depth_;
     n->body = parse_statements({"endset"}, true);
-    loop_depth_ = saved_loop;
     return n;
   }
 

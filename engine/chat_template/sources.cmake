@@ -11,4 +11,5 @@ target_sources(day0_engine PRIVATE
   chat_template/format.cpp
   chat_template/json_value.cpp
   chat_template/chat_template.cpp
+  chat_template/reasoning.cpp
 )

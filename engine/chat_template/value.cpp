@@ -505,15 +505,10 @@ void append_str(std::string& out, const Value& v) {
     case Value::Kind::dict:
       append_repr(out, v);
       return;
-    case Value::Kind::iterator: {
-      const auto& it = v.iterator_data();
-      if (!it.repr.empty() && it.repr[0] != '<') {
-        out += it.repr;  // dict_items([...]) and range(a, b) show their contents
-      } else {
-        out += it.repr;
-      }
+    case Value::Kind::iterator:
+      // dict views and range show their contents ("dict_items([...])", "range(0, 3)").
+      out += v.iterator_data().repr;
       return;
-    }
     case Value::Kind::ns: {
       ReprDepth guard;
       out += "<Namespace {";
