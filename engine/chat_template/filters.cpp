@@ -210,6 +210,10 @@ Value do_round(const Value& value, const Value& precision_v, const Value& method
 
 std::string do_indent(const Value& input, const Value& width_v, bool first, bool blank) {
   if (input.is_undefined()) fail_undefined(input);
+  // jinja2 appends "\n" to the value itself and calls splitlines(): only strings get through.
+  if (input.is_list() && !input.is_tuple()) fail(ErrorKind::type, "'list' object has no attribute 'splitlines'");
+  if (!input.is_string())
+    fail(ErrorKind::type, "unsupported operand type(s) for +=: '" + type_name(input) + "' and 'str'");
   std::string indention;
   if (width_v.is_undefined()) {
     indention = "    ";
@@ -640,11 +644,14 @@ Value filter_impl(std::string_view name, const Value& in, const CallArgs& args) 
     const std::int64_t length = a[0].is_undefined() ? 255 : a[0].as_int();
     const std::string end = a[2].is_undefined() ? "..." : py_str(a[2]);
     const std::int64_t leeway = a[3].is_undefined() || a[3].is_none() ? 5 : a[3].as_int();
-    const auto cps = decode_utf8(py_str(in));
     const std::int64_t end_len = static_cast<std::int64_t>(utf8_length(end));
     if (length < end_len)
       fail(ErrorKind::runtime, "expected length >= " + std::to_string(end_len) + ", got " + std::to_string(length));
-    if (static_cast<std::int64_t>(cps.size()) <= length + leeway) return Value::string(py_str(in));
+    // jinja2 measures the value itself (no str()): short values come back unchanged.
+    if (py_len(in) <= length + leeway) return in;
+    if (!in.is_string())
+      fail(ErrorKind::type, "can only concatenate " + type_name(in) + " (not \"str\") to " + type_name(in));
+    const auto cps = decode_utf8(in.str());
     std::string head = encode_utf8(cps, 0, static_cast<std::size_t>(length - end_len));
     if (!truthy(a[1])) {
       const std::size_t sp = head.rfind(' ');

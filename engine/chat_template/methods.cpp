@@ -689,7 +689,10 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
       out.push_back(items[static_cast<std::size_t>(i)]);
     return Value::list(std::move(out));
   }
-  return Value::undefined_member(obj, "slice", false);
+  // jinja2 slices with Python's own subscription (not environment.getitem), so a value that
+  // cannot be sliced raises instead of giving Undefined.
+  if (obj.is_dict()) fail(ErrorKind::type, "unhashable type: 'slice'");
+  fail(ErrorKind::type, repr_string(type_name(obj)) + " object is not subscriptable");
 }
 
 }  // namespace day0::chat_template

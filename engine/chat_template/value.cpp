@@ -606,17 +606,18 @@ std::vector<Value> iterate(const Value& v) {
     case Value::Kind::list:
       return v.items();
     case Value::Kind::string: {
+      // Iterating a Markup yields plain str characters (str.__iter__), unlike indexing it.
       const std::string& s = v.str();
       std::vector<Value> out;
       if (is_ascii(s)) {
         out.reserve(s.size());
-        for (const char ch : s) out.push_back(Value::string(std::string(1, ch), v.safe()));
+        for (const char ch : s) out.push_back(Value::string(std::string(1, ch)));
         return out;
       }
       for (const char32_t c : decode_utf8(s)) {
         std::string one;
         append_utf8(one, c);
-        out.push_back(Value::string(std::move(one), v.safe()));
+        out.push_back(Value::string(std::move(one)));
       }
       return out;
     }
