@@ -7,3 +7,5 @@ add_dependencies(test_template_cli day0-cli)
 day0_add_test(test_chat_template_hostile SOURCES engine/chat_template/test_chat_template_hostile.cpp
   LABEL unit LIBS day0_engine_internal)
 day0_add_test(test_reasoning SOURCES engine/chat_template/test_reasoning.cpp LABEL unit LIBS day0_engine_internal)
+day0_add_test(test_chat_template_semantics SOURCES engine/chat_template/test_chat_template_semantics.cpp
+  LABEL unit LIBS day0_engine_internal)
