@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "storage/database.h"
+#include "storage/migrations.h"
 
 using namespace day0::storage;
 
@@ -24,16 +25,32 @@ class TestDatabase : public QObject {
     QVERIFY(db->migrate(history_migrations()).is_ok());  // idempotent
     QCOMPARE(db->quick_check().value(), std::string("ok"));
 
-    // The schema works: cascades, full-text search, constraints.
-    QVERIFY(db->exec("INSERT INTO conversations(title, created_at, updated_at) VALUES ('Rust lifetimes', 1, 1)").is_ok());
-    QVERIFY(db->exec("INSERT INTO messages(conversation_id, role, content, created_at) "
-                     "VALUES (1, 'user', 'explain borrow checking please', 2)").is_ok());
+    // The schema works: cascades, full-text search, constraints. Each failing insert differs
+    // from a valid one in one column only, so it fails for that column's reason.
+    const std::string u1 = "'00000000-0000-4000-8000-000000000001'", u2 = "'00000000-0000-4000-8000-000000000002'";
+    QVERIFY(db->exec("INSERT INTO conversations(uuid, title, created_at, updated_at) VALUES (" + u1 +
+                     ", 'Rust lifetimes', 1, 1)")
+                .is_ok());
+    QVERIFY(db->exec("INSERT INTO messages(uuid, conversation_id, role, content, created_at) "
+                     "VALUES (" +
+                     u1 + ", 1, 'user', 'explain borrow checking please', 2)")
+                .is_ok());
     QCOMPARE(db->query_int("SELECT count(*) FROM message_search WHERE message_search MATCH 'borrow'").value(),
              std::int64_t{1});
-    QCOMPARE(db->query_int("SELECT count(*) FROM conversation_search WHERE conversation_search MATCH 'lifetimes'").value(),
-             std::int64_t{1});
-    QVERIFY(!db->exec("INSERT INTO messages(conversation_id, role, content, created_at) VALUES (1, 'robot', '', 3)").is_ok());
-    QVERIFY(!db->exec("INSERT INTO messages(conversation_id, role, created_at) VALUES (99, 'user', 3)").is_ok());
+    QCOMPARE(
+        db->query_int("SELECT count(*) FROM conversation_search WHERE conversation_search MATCH 'lifetimes'").value(),
+        std::int64_t{1});
+    QVERIFY(!db->exec("INSERT INTO messages(uuid, conversation_id, role, content, created_at) VALUES (" + u2 +
+                      ", 1, 'robot', '', 3)")
+                 .is_ok());
+    QVERIFY(
+        !db->exec("INSERT INTO messages(uuid, conversation_id, role, created_at) VALUES (" + u2 + ", 99, 'user', 3)")
+             .is_ok());
+    QVERIFY(!db->exec("INSERT INTO messages(uuid, conversation_id, role, created_at) VALUES (" + u1 + ", 1, 'user', 3)")
+                 .is_ok());  // uuids are unique
+    QVERIFY(!db->exec("INSERT INTO messages(conversation_id, role, created_at) VALUES (1, 'user', 3)").is_ok());
+    QVERIFY(db->exec("INSERT INTO messages(uuid, conversation_id, role, created_at) VALUES (" + u2 + ", 1, 'user', 3)")
+                .is_ok());
     QVERIFY(db->exec("DELETE FROM conversations WHERE id = 1").is_ok());
     QCOMPARE(db->query_int("SELECT count(*) FROM messages").value(), std::int64_t{0});
     QCOMPARE(db->query_int("SELECT count(*) FROM message_search WHERE message_search MATCH 'borrow'").value(),
@@ -62,6 +79,45 @@ class TestDatabase : public QObject {
     QVERIFY(s.error().message.find("migration 2 (bad)") != std::string::npos);
     QCOMPARE(db->user_version().value(), 1);
     QCOMPARE(db->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'b'").value(), std::int64_t{0});
+    QCOMPARE(db->query_int("PRAGMA foreign_keys").value(), std::int64_t{1});  // switched back on
+  }
+
+  void migrationMayRebuildAReferencedTable() {
+    // With foreign keys on, DROP TABLE parent would cascade into child; migrate() turns them
+    // off so the documented rebuild procedure keeps the rows.
+    QTemporaryDir tmp;
+    auto db = Database::open(tmp.filePath("h.db").toStdString());
+    QVERIFY(db.is_ok());
+    const std::vector<Migration> migrations = {
+        {1, "tables",
+         "CREATE TABLE parent(id INTEGER PRIMARY KEY, x); "
+         "CREATE TABLE child(id INTEGER PRIMARY KEY, p INTEGER REFERENCES parent(id) ON DELETE CASCADE); "
+         "INSERT INTO parent VALUES (1, 'a'); INSERT INTO child VALUES (10, 1);"},
+        {2, "rebuild parent",
+         "CREATE TABLE parent_new(id INTEGER PRIMARY KEY, x, y DEFAULT 0); "
+         "INSERT INTO parent_new(id, x) SELECT id, x FROM parent; DROP TABLE parent; "
+         "ALTER TABLE parent_new RENAME TO parent;"}};
+    QVERIFY(db->migrate(migrations).is_ok());
+    QCOMPARE(db->query_int("SELECT count(*) FROM child").value(), std::int64_t{1});
+    QCOMPARE(db->query_int("SELECT y FROM parent WHERE id = 1").value(), std::int64_t{0});
+    QCOMPARE(db->query_int("PRAGMA foreign_keys").value(), std::int64_t{1});
+  }
+
+  void migrationThatBreaksReferencesIsRolledBack() {
+    QTemporaryDir tmp;
+    auto db = Database::open(tmp.filePath("h.db").toStdString());
+    QVERIFY(db.is_ok());
+    const std::vector<Migration> migrations = {
+        {1, "tables",
+         "CREATE TABLE parent(id INTEGER PRIMARY KEY); "
+         "CREATE TABLE child(id INTEGER PRIMARY KEY, p INTEGER REFERENCES parent(id)); "
+         "INSERT INTO parent VALUES (1); INSERT INTO child VALUES (10, 1);"},
+        {2, "loses the parent", "DELETE FROM parent;"}};
+    auto s = db->migrate(migrations);
+    QVERIFY(!s.is_ok());
+    QVERIFY2(s.error().message.find("broken references") != std::string::npos, s.error().message.c_str());
+    QCOMPARE(db->user_version().value(), 1);
+    QCOMPARE(db->query_int("SELECT count(*) FROM parent").value(), std::int64_t{1});
   }
 
   void backupAndCorruption() {
@@ -76,6 +132,14 @@ class TestDatabase : public QObject {
     auto copy = Database::open(tmp.filePath("backup.db").toStdString());
     QVERIFY(copy.is_ok());
     QCOMPARE(copy->user_version().value(), history_migrations().back().version);
+    QCOMPARE(copy->integrity_check().value(), std::string("ok"));
+    // Read-only opening of a backup leaves no -wal or -shm beside it.
+    copy = Database();
+    auto snapshot = Database::open_read_only(tmp.filePath("backup.db").toStdString());
+    QVERIFY(snapshot.is_ok());
+    QCOMPARE(snapshot->user_version().value(), history_migrations().back().version);
+    QVERIFY(!snapshot->exec("CREATE TABLE x(y)").is_ok());
+    QVERIFY(!QFile::exists(tmp.filePath("backup.db-shm")));
 
     // A file that is not a database gives an error, not a crash.
     const std::filesystem::path junk = tmp.filePath("junk.db").toStdString();
