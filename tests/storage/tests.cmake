@@ -6,3 +6,5 @@ day0_add_test(test_storage_migrations SOURCES storage/test_migrations.cpp LABEL 
 day0_add_test(test_storage_history SOURCES storage/test_history_db.cpp LABEL unit LIBS day0_storage)
 day0_add_test(test_storage_search SOURCES storage/test_history_search.cpp LABEL unit LIBS day0_storage)
 day0_add_test(test_storage_recovery SOURCES storage/test_open_history.cpp LABEL unit LIBS day0_storage)
+day0_add_test(test_storage_transfer SOURCES storage/test_transfer.cpp LABEL unit LIBS day0_storage)
+
