@@ -18,3 +18,6 @@ day0_add_test(test_storage_crash SOURCES storage/test_crash.cpp LABEL integratio
 target_compile_definitions(test_storage_crash PRIVATE
   DAY0_CRASH_WRITER="$<TARGET_FILE:storage_crash_writer>")
 add_dependencies(test_storage_crash storage_crash_writer)
+
+day0_add_test(test_history_cli SOURCES storage/test_history_cli.cpp LABEL integration LIBS day0_storage)
+add_dependencies(test_history_cli day0-cli)
