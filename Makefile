@@ -29,9 +29,11 @@ run: build
 	  echo "No display found (DISPLAY and WAYLAND_DISPLAY are unset): the Day0 window cannot open here."; \
 	  echo "Day0 is built. Use the headless command line instead:"; \
 	  echo "  $(BUILD_DIR)/bin/day0-cli --help"; \
-	  echo "  $(BUILD_DIR)/bin/day0-cli inspect --model /path/to/model-folder"; \
+	  echo "  $(BUILD_DIR)/bin/day0-cli make-demo-model $(BUILD_DIR)/demo-model"; \
+	  echo "  $(BUILD_DIR)/bin/day0-cli chat --model $(BUILD_DIR)/demo-model"; \
 	else \
-	  $(BUILD_DIR)/bin/day0; \
+	  [ -f $(BUILD_DIR)/demo-model/day0-demo.json ] || $(BUILD_DIR)/bin/day0-cli make-demo-model $(BUILD_DIR)/demo-model; \
+	  $(BUILD_DIR)/bin/day0 --model $(BUILD_DIR)/demo-model; \
 	fi
 
 build-test: deps

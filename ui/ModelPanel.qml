@@ -79,6 +79,14 @@ Item {
                        "(MXFP4 experts) and GLM-5.3-Flash (glm5_next).")
         }
 
+        Label {
+            visible: panel.hasModel && panel.info.demo === true
+            text: qsTr("Random-weight demo model: it runs end to end, but its replies are noise. Open a real checkpoint to chat for real.")
+            color: "#8a5a00"
+            wrapMode: Text.Wrap
+            Layout.fillWidth: true
+        }
+
         GridLayout {
             visible: panel.hasModel
             columns: 4

@@ -40,6 +40,7 @@ void AppController::inspectFolder(const QUrl& folder) {
         {"modelType", QString::fromStdString(info->model_type)},
         {"family", QString::fromStdString(info->family)},
         {"supported", info->supported},
+        {"demo", info->demo},
         {"supportNote", QString::fromStdString(info->support_note)},
         {"weightsPresent", info->weights_present},
         {"totalParams", static_cast<double>(info->total_params)},

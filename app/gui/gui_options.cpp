@@ -56,7 +56,8 @@ std::optional<std::string> missing_display_reason() {
       "Day0 cannot open a window: no display was found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
       "Run it from a desktop session, or use the headless command-line interface instead:\n"
       "  build/bin/day0-cli --help\n"
-      "  build/bin/day0-cli inspect --model /path/to/model-folder\n");
+      "  build/bin/day0-cli chat --model /path/to/model-folder\n"
+      "  build/bin/day0-cli make-demo-model DIR   (a small random-weight model to try)\n");
 }
 
 }  // namespace day0::app

@@ -105,6 +105,8 @@ Result<ModelInfo> inspect_model(const std::filesystem::path& dir) {
     info.support_note = "Day0 does not implement model_type \"" + info.model_type + "\" (supported: " + known + ")";
   }
   info.has_vision = config.vision().has_value();
+  info.demo = std::filesystem::exists(dir / "day0-demo.json", ec);
+  if (info.demo) info.support_note = "random-weight demo model: it runs end to end, but its replies are noise";
   std::map<std::string, const models::ExpectedTensor*, std::less<>> expected_by_name;
   for (const auto& t : expected) expected_by_name[t.name] = &t;
 
@@ -306,6 +308,7 @@ std::string model_info_json(const ModelInfo& info) {
   j["architecture"] = info.architecture;
   j["family"] = info.family;
   j["supported"] = info.supported;
+  j["demo"] = info.demo;
   j["support_note"] = info.support_note;
   j["weights_present"] = info.weights_present;
   j["count_source"] = info.count_source;

@@ -1,0 +1,189 @@
+// day0-cli chat: an interactive, streamed conversation in the terminal. Reads prompts line by
+// line from stdin when stdin is not a terminal. Commands: /reset, /system TEXT, /quit.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_args.h"
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "day0/chat.h"
+#include "day0/engine.h"
+
+namespace day0::cli {
+namespace {
+
+int usage(bool help) {
+  std::fprintf(help ? stdout : stderr,
+               "usage: day0-cli chat --model DIR [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
+               "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
+               "  Type a message and press Enter; the reply streams back. /system TEXT sets the system\n"
+               "  prompt (and starts over), /reset starts over, /quit ends. Reads stdin line by line when\n"
+               "  it is not a terminal.\n");
+  return help ? 0 : 2;
+}
+
+int run_chat(const std::vector<std::string>& argv) {
+  std::string problem;
+  const auto args = Args::parse(argv, {"help"},
+                                {"model", "system", "temperature", "top-p", "top-k", "seed", "max-new-tokens",
+                                 "threads", "device"},
+                                &problem);
+  if (!args) {
+    std::fprintf(stderr, "day0-cli chat: %s\n", problem.c_str());
+    return usage(false);
+  }
+  if (args->flag("help")) return usage(true);
+  if (!args->option("model")) return usage(false);
+
+  Request base;
+  base.sampling.temperature = 0.7f;
+  base.sampling.top_p = 0.95f;
+  base.stop.max_new_tokens = 1024;
+  struct NumberOption {
+    const char* name;
+    double min, max;
+    std::function<void(double)> set;
+  };
+  const NumberOption numbers[] = {
+      {"temperature", 0, 100, [&](double v) { base.sampling.temperature = static_cast<float>(v); }},
+      {"top-p", 0, 1, [&](double v) { base.sampling.top_p = static_cast<float>(v); }},
+      {"top-k", 0, 1 << 24, [&](double v) { base.sampling.top_k = static_cast<int>(v); }},
+      {"seed", 0, 9.0e15, [&](double v) { base.sampling.seed = static_cast<std::uint64_t>(v); }},
+      {"max-new-tokens", 1, 1 << 24, [&](double v) { base.stop.max_new_tokens = static_cast<std::int64_t>(v); }},
+  };
+  for (const auto& n : numbers) {
+    const auto text = args->option(n.name);
+    if (!text) continue;
+    const auto v = parse_number(*text);
+    if (!v || *v < n.min || *v > n.max) {
+      std::fprintf(stderr, "day0-cli chat: --%s must be a number between %g and %g\n", n.name, n.min, n.max);
+      return 2;
+    }
+    n.set(*v);
+  }
+  int threads = 0;
+  if (const auto t = args->option("threads")) {
+    const auto v = parse_integer(*t);
+    if (!v || *v < 0 || *v > 4096) {
+      std::fprintf(stderr, "day0-cli chat: --threads must be between 0 and 4096\n");
+      return 2;
+    }
+    threads = static_cast<int>(*v);
+  }
+
+  const std::string dir = *args->option("model");
+  auto formatter = ChatFormatter::load(dir);
+  if (!formatter) {
+    std::fprintf(stderr, "day0-cli chat: %s\n", formatter.status().message().c_str());
+    return 1;
+  }
+  auto engine = Engine::create({.threads = threads});
+  ModelOptions model_options;
+  model_options.device = args->option("device").value_or("cpu");
+  auto model = engine->load_model(dir, model_options);
+  if (!model) {
+    std::fprintf(stderr, "day0-cli chat: %s\n", model.status().message().c_str());
+    return 1;
+  }
+  base.stop.extra_stop_ids = formatter->turn_end_ids();
+  std::vector<std::int32_t> end_ids = base.stop.extra_stop_ids;
+  for (const std::int32_t id : describe(**model).eos_token_ids) end_ids.push_back(id);
+  const bool interactive = isatty(STDIN_FILENO) != 0;
+  const bool color = isatty(STDOUT_FILENO) != 0;
+  auto session = engine->new_session(*model);
+  std::vector<ChatMessage> messages;
+  std::string system_prompt = args->option("system").value_or("");
+  const auto reset = [&] {
+    messages.clear();
+    if (!system_prompt.empty()) messages.push_back({"system", system_prompt, ""});
+  };
+  reset();
+  if (interactive)
+    std::printf("Day0 chat with %s (%s). /system TEXT, /reset, /quit.\n", dir.c_str(), describe(**model).model_type.c_str());
+
+  std::string line;
+  while (true) {
+    if (interactive) {
+      std::printf("\n> ");
+      std::fflush(stdout);
+    }
+    if (!std::getline(std::cin, line)) break;
+    if (line == "/quit" || line == "/exit") break;
+    if (line == "/reset") {
+      reset();
+      std::printf("(conversation cleared)\n");
+      continue;
+    }
+    if (line.rfind("/system", 0) == 0) {
+      system_prompt = line.size() > 8 ? line.substr(8) : "";
+      reset();
+      std::printf("(system prompt %s; conversation cleared)\n", system_prompt.empty() ? "removed" : "set");
+      continue;
+    }
+    if (line.empty()) continue;
+    messages.push_back({"user", line, ""});
+    auto prompt_text = formatter->render(messages, true);
+    auto context = formatter->encode(messages, true);
+    if (!prompt_text || !context) {
+      std::fprintf(stderr, "day0-cli chat: %s\n",
+                   (!prompt_text ? prompt_text.status() : context.status()).message().c_str());
+      messages.pop_back();
+      continue;
+    }
+    Request request = base;
+    request.context = *context;
+    StreamDecoder decoder(formatter->tokenizer(), /*skip_special_tokens=*/false);
+    OutputSplitter splitter = formatter->output_splitter(*prompt_text);
+    ChatMessage reply{"assistant", "", ""};
+    OutputChannel shown = OutputChannel::answer;
+    bool any = false;
+    const auto show = [&](const std::vector<OutputPiece>& pieces) {
+      for (const auto& p : pieces) {
+        if (p.text.empty()) continue;
+        const bool thinking = p.channel == OutputChannel::reasoning || p.channel == OutputChannel::commentary;
+        if (thinking) reply.reasoning += p.text;
+        else reply.content += p.text;
+        if (!any || p.channel != shown) {
+          if (any) std::printf("\n");
+          std::printf(thinking ? (color ? "\x1b[2mthinking: " : "thinking: ") : (color ? "\x1b[0m" : ""));
+          shown = p.channel;
+          any = true;
+        }
+        std::fwrite(p.text.data(), 1, p.text.size(), stdout);
+      }
+      std::fflush(stdout);
+    };
+    Event last;
+    auto handle = engine->submit(session, request, [&](const Event& e) {
+      if (e.kind == Event::Kind::token) {
+        if (std::find(end_ids.begin(), end_ids.end(), e.token) != end_ids.end())
+          return;  // the end-of-turn marker itself is not shown
+        show(splitter.feed(decoder.feed(static_cast<std::uint32_t>(e.token))));
+      } else {
+        last = e;
+      }
+    });
+    handle->wait();
+    show(splitter.feed(decoder.flush()));
+    show(splitter.finish());
+    if (color) std::printf("\x1b[0m");
+    std::printf("\n");
+    if (last.kind == Event::Kind::error) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", last.status.message().c_str());
+      messages.pop_back();
+      continue;
+    }
+    std::fprintf(stderr, "[%lld tokens, %s, %.1f tok/s, first token %.0f ms]\n",
+                 static_cast<long long>(last.stats.generated_tokens), done_reason_name(last.reason),
+                 last.stats.decode_tokens_per_second, last.stats.time_to_first_token_ms);
+    messages.push_back(reply);
+  }
+  return 0;
+}
+
+const Registration kRegistration{"chat", &run_chat, "hold a streamed conversation with a model"};
+
+}  // namespace
+}  // namespace day0::cli
