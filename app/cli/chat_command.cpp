@@ -10,6 +10,8 @@
 #include "cli/model_args.h"
 #include "day0/chat.h"
 #include "day0/engine.h"
+#include "day0/paths.h"
+#include "storage/history_store.h"
 
 namespace day0::cli {
 namespace {
@@ -18,17 +20,19 @@ int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
                "usage: day0-cli chat --model DIR [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
+               "                     [--db PATH | --no-history]\n"
                "  Type a message and press Enter; the reply streams back. /system TEXT sets the system\n"
                "  prompt (and starts over), /reset starts over, /quit ends. Reads stdin line by line when\n"
-               "  it is not a terminal.\n");
+               "  it is not a terminal. The conversation is saved as it streams in the app's history\n"
+               "  database ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n");
   return help ? 0 : 2;
 }
 
 int run_chat(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help"},
+  const auto args = Args::parse(argv, {"help", "no-history"},
                                 {"model", "system", "temperature", "top-p", "top-k", "seed", "max-new-tokens",
-                                 "threads", "device"},
+                                 "threads", "device", "db"},
                                 &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli chat: %s\n", problem.c_str());
@@ -87,6 +91,53 @@ int run_chat(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "day0-cli chat: %s\n", model.status().message().c_str());
     return 1;
   }
+  std::string system_prompt = args->option("system").value_or("");
+  // The history: every message is committed as it is sent, replies while they stream.
+  std::unique_ptr<storage::HistoryStore> history;
+  if (!args->flag("no-history")) {
+    const std::filesystem::path db_path =
+        args->option("db") ? std::filesystem::path(*args->option("db")) : user_data_dir() / "history.db";
+    std::error_code ec;
+    std::filesystem::create_directories(db_path.parent_path().empty() ? "." : db_path.parent_path(), ec);
+    history = std::make_unique<storage::HistoryStore>(db_path);
+    auto report = history->open_report().get();
+    if (!report.is_ok()) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", report.error().message.c_str());
+      return 1;
+    }
+    for (const auto& notice : report.value().notices) std::fprintf(stderr, "day0-cli chat: %s\n", notice.c_str());
+  }
+  std::int64_t conversation_id = 0;
+  std::optional<std::int64_t> last_message_id;
+  const auto store_message = [&](storage::Role role, const std::string& text) -> bool {
+    if (!history) return true;
+    if (conversation_id == 0) {
+      storage::NewConversation c;
+      c.title = text.substr(0, 60);
+      c.model = dir;
+      auto created = history->create_conversation(c).get();
+      if (!created.is_ok()) {
+        std::fprintf(stderr, "day0-cli chat: %s\n", created.error().message.c_str());
+        return false;
+      }
+      conversation_id = created.value().id;
+      last_message_id.reset();
+      if (!system_prompt.empty() && role != storage::Role::system) {
+        storage::NewMessage m{conversation_id, std::nullopt, storage::Role::system, system_prompt, "", dir, {}};
+        auto added = history->add_message(m).get();
+        if (added.is_ok()) last_message_id = added.value().id;
+      }
+    }
+    storage::NewMessage m{conversation_id, last_message_id, role, text, "", dir, {}};
+    auto added = history->add_message(m).get();
+    if (!added.is_ok()) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", added.error().message.c_str());
+      return false;
+    }
+    last_message_id = added.value().id;
+    return true;
+  };
+
   base.stop.extra_stop_ids = formatter->turn_end_ids();
   std::vector<std::int32_t> end_ids = base.stop.extra_stop_ids;
   for (const std::int32_t id : describe(**model).eos_token_ids) end_ids.push_back(id);
@@ -94,9 +145,9 @@ int run_chat(const std::vector<std::string>& argv) {
   const bool color = isatty(STDOUT_FILENO) != 0;
   auto session = engine->new_session(*model);
   std::vector<ChatMessage> messages;
-  std::string system_prompt = args->option("system").value_or("");
   const auto reset = [&] {
     messages.clear();
+    conversation_id = 0;
     if (!system_prompt.empty()) messages.push_back({"system", system_prompt, ""});
   };
   reset();
@@ -124,6 +175,16 @@ int run_chat(const std::vector<std::string>& argv) {
     }
     if (line.empty()) continue;
     messages.push_back({"user", line, ""});
+    if (!store_message(storage::Role::user, line)) return 1;
+    std::optional<std::int64_t> reply_id;
+    if (history) {
+      auto begun = history->begin_reply({conversation_id, last_message_id, dir}).get();
+      if (!begun.is_ok()) {
+        std::fprintf(stderr, "day0-cli chat: %s\n", begun.error().message.c_str());
+        return 1;
+      }
+      reply_id = begun.value().id;
+    }
     auto prompt_text = formatter->render(messages, true);
     auto context = formatter->encode(messages, true);
     if (!prompt_text || !context) {
@@ -145,6 +206,10 @@ int run_chat(const std::vector<std::string>& argv) {
         const bool thinking = p.channel == OutputChannel::reasoning || p.channel == OutputChannel::commentary;
         if (thinking) reply.reasoning += p.text;
         else reply.content += p.text;
+        if (reply_id) {
+          if (thinking) history->append_reply(*reply_id, "", p.text);
+          else history->append_reply(*reply_id, p.text, "");
+        }
         if (!any || p.channel != shown) {
           if (any) std::printf("\n");
           std::printf(thinking ? (color ? "\x1b[2mthinking: " : "thinking: ") : (color ? "\x1b[0m" : ""));
@@ -170,6 +235,20 @@ int run_chat(const std::vector<std::string>& argv) {
     show(splitter.finish());
     if (color) std::printf("\x1b[0m");
     std::printf("\n");
+    if (reply_id) {
+      storage::ReplyEnd end;
+      end.state = last.kind == Event::Kind::error ? storage::MessageState::error
+                  : last.reason == DoneReason::cancelled ? storage::MessageState::incomplete
+                                                         : storage::MessageState::complete;
+      if (last.kind == Event::Kind::error) end.error = last.status.message();
+      end.stats.prompt_tokens = last.stats.context_tokens;
+      end.stats.completion_tokens = last.stats.generated_tokens;
+      end.stats.ttft_ms = last.stats.time_to_first_token_ms;
+      end.stats.tokens_per_second = last.stats.decode_tokens_per_second;
+      auto finished = history->finish_reply(*reply_id, end).get();
+      if (!finished.is_ok()) std::fprintf(stderr, "day0-cli chat: %s\n", finished.error().message.c_str());
+      last_message_id = *reply_id;
+    }
     if (last.kind == Event::Kind::error) {
       std::fprintf(stderr, "day0-cli chat: %s\n", last.status.message().c_str());
       messages.pop_back();

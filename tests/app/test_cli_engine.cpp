@@ -130,7 +130,8 @@ class TestCliEngine : public QObject {
 
     QProcess p;
     p.setProcessEnvironment(quiet_env());
-    p.start(kCli, {"chat", "--model", demo, "--max-new-tokens", "8", "--seed", "1", "--threads", "2"});
+    const QString db = tmp.filePath("history.db");
+    p.start(kCli, {"chat", "--model", demo, "--max-new-tokens", "8", "--seed", "1", "--threads", "2", "--db", db});
     QVERIFY(p.waitForStarted());
     p.write("Hello there\n/system You are terse.\nWhat is MXFP4?\nAnd FP8?\n/quit\nnever read\n");
     p.closeWriteChannel();
@@ -140,6 +141,13 @@ class TestCliEngine : public QObject {
     QCOMPARE(p.exitCode(), 0);
     QCOMPARE(err.count(QRegularExpression(R"(\[\d+ tokens, )")), 3);  // three replies, /quit ends
     QVERIFY(out.contains("(system prompt set; conversation cleared)"));
+
+    // Both conversations are in the history: the first turn, then the system prompt and two turns.
+    r = run_program(kCli, {"history", "list", "--db", db}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("Hello there") && r.out.contains("What is MXFP4?"), qPrintable(r.out));
+    r = run_program(kCli, {"history", "search", "MXFP4", "--db", db}, quiet_env());
+    QVERIFY2(r.exit_code == 0 && r.out.contains("MXFP4"), qPrintable(r.out + r.err));
   }
 
   void chatNeedsATemplate() {
