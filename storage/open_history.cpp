@@ -107,7 +107,7 @@ StoreResult<std::filesystem::path> move_aside(const std::filesystem::path& path,
     std::filesystem::rename(path, target, ec);
     if (ec) return store_error("cannot move the damaged " + path.string() + " aside: " + ec.message());
   }
-  DAY0_STORE_TRY(sync_path(path.parent_path()));
+  DAY0_STORE_TRY(sync_path(path.has_parent_path() ? path.parent_path() : std::filesystem::path(".")));
   return target;
 }
 

@@ -329,6 +329,18 @@ class TestOpenHistory : public QObject {
     QCOMPARE(list[0].taken, SysClock::from_time_t(SysClock::to_time_t(start + std::chrono::hours(4))));
   }
 
+  void relativePath() {
+    QTemporaryDir tmp;
+    const QString previous = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(tmp.path()));
+    write_all("history.db", QByteArray(5000, 'r'));
+    auto opened = open_history_database("history.db");
+    QVERIFY(QDir::setCurrent(previous));
+    QVERIFY2(opened.is_ok(), opened.is_ok() ? "" : opened.error().message.c_str());
+    QVERIFY(opened->report.moved_aside);
+    QCOMPARE(read_all(fs::path(tmp.path().toStdString()) / *opened->report.moved_aside), QByteArray(5000, 'r'));
+  }
+
   void emptyFileIsANewDatabase() {
     QTemporaryDir tmp;
     const fs::path path = fs::path(tmp.path().toStdString()) / "history.db";
