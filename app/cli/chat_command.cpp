@@ -139,8 +139,6 @@ int run_chat(const std::vector<std::string>& argv) {
   };
 
   base.stop.extra_stop_ids = formatter->turn_end_ids();
-  std::vector<std::int32_t> end_ids = base.stop.extra_stop_ids;
-  for (const std::int32_t id : describe(**model).eos_token_ids) end_ids.push_back(id);
   const bool interactive = isatty(STDIN_FILENO) != 0;
   const bool color = isatty(STDOUT_FILENO) != 0;
   auto session = engine->new_session(*model);
@@ -185,18 +183,14 @@ int run_chat(const std::vector<std::string>& argv) {
       }
       reply_id = begun.value().id;
     }
-    auto prompt_text = formatter->render(messages, true);
     auto context = formatter->encode(messages, true);
-    if (!prompt_text || !context) {
-      std::fprintf(stderr, "day0-cli chat: %s\n",
-                   (!prompt_text ? prompt_text.status() : context.status()).message().c_str());
+    if (!context) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", context.status().message().c_str());
       messages.pop_back();
       continue;
     }
     Request request = base;
     request.context = *context;
-    StreamDecoder decoder(formatter->tokenizer(), /*skip_special_tokens=*/false);
-    OutputSplitter splitter = formatter->output_splitter(*prompt_text);
     ChatMessage reply{"assistant", "", ""};
     OutputChannel shown = OutputChannel::answer;
     bool any = false;
@@ -222,17 +216,10 @@ int run_chat(const std::vector<std::string>& argv) {
     };
     Event last;
     auto handle = engine->submit(session, request, [&](const Event& e) {
-      if (e.kind == Event::Kind::token) {
-        if (std::find(end_ids.begin(), end_ids.end(), e.token) != end_ids.end())
-          return;  // the end-of-turn marker itself is not shown
-        show(splitter.feed(decoder.feed(static_cast<std::uint32_t>(e.token))));
-      } else {
-        last = e;
-      }
+      show(e.text);
+      if (e.kind != Event::Kind::token) last = e;
     });
     handle->wait();
-    show(splitter.feed(decoder.flush()));
-    show(splitter.finish());
     if (color) std::printf("\x1b[0m");
     std::printf("\n");
     if (reply_id) {

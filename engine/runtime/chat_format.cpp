@@ -37,6 +37,16 @@ std::vector<OutputPiece> convert(const std::vector<chat_template::OutputSegment>
 
 }  // namespace
 
+const char* output_channel_name(OutputChannel channel) {
+  switch (channel) {
+    case OutputChannel::reasoning: return "reasoning";
+    case OutputChannel::answer: return "answer";
+    case OutputChannel::commentary: return "commentary";
+    case OutputChannel::tool_call: return "tool_call";
+  }
+  return "answer";
+}
+
 struct OutputSplitter::Impl {
   chat_template::ReasoningParser parser;
 };

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/thread_pool.h"
+#include "day0/chat.h"
 #include "day0/log.h"
 #include "io/json_util.h"
 #include "io/model_config.h"
@@ -33,6 +34,8 @@ class Model {
  public:
   std::unique_ptr<models::LoadedModel> loaded;
   ModelSummary summary;
+  std::optional<Tokenizer> tokenizer;      // when the folder has tokenizer.json
+  std::optional<ChatFormatter> formatter;  // when it also has a chat template
 };
 
 class Session {
@@ -134,6 +137,16 @@ class EngineImpl final : public Engine {
       } else {
         DAY0_LOG_WARN("ignoring generation_config.json: {}", generation.status().message());
       }
+    }
+    if (std::filesystem::exists(dir / "tokenizer.json", ec)) {
+      auto tokenizer = Tokenizer::load(dir);
+      if (tokenizer) {
+        model->tokenizer.emplace(std::move(*tokenizer));
+      } else {
+        DAY0_LOG_WARN("events carry no text: {}", tokenizer.status().message());
+      }
+      auto formatter = ChatFormatter::load(dir);
+      if (formatter) model->formatter.emplace(std::move(*formatter));
     }
     model->loaded = std::move(loaded);
     DAY0_LOG_INFO("loaded {} from {}", model->summary.model_type, dir.string());
@@ -261,6 +274,33 @@ class EngineImpl final : public Engine {
     if (request.stop.stop_at_eos)
       stop_ids.insert(stop_ids.end(), session.model->summary.eos_token_ids.begin(), session.model->summary.eos_token_ids.end());
     const std::int64_t max_new = std::min(request.stop.max_new_tokens, room);
+
+    // Text: streamed through the tokenizer, then split into reasoning and answer.
+    const Model& owner = *session.model;
+    std::optional<StreamDecoder> decoder;
+    std::optional<OutputSplitter> splitter;
+    if (owner.tokenizer) {
+      decoder.emplace(*owner.tokenizer, /*skip_special_tokens=*/false);
+      if (owner.formatter) {
+        // The prompt's end tells whether the turn opens inside a think block.
+        const std::size_t tail = std::min<std::size_t>(request.context.size(), 8);
+        std::vector<std::uint32_t> last(request.context.end() - static_cast<std::ptrdiff_t>(tail), request.context.end());
+        splitter.emplace(owner.formatter->output_splitter(owner.tokenizer->decode(last)));
+      }
+    }
+    const auto pieces = [&](const std::string& text, bool final) {
+      std::vector<OutputPiece> out;
+      if (splitter) {
+        out = splitter->feed(text);
+        if (final) {
+          auto rest = splitter->finish();
+          out.insert(out.end(), rest.begin(), rest.end());
+        }
+      } else if (!text.empty()) {
+        out.push_back({OutputChannel::answer, text, ""});
+      }
+      return out;
+    };
     DoneReason reason = DoneReason::max_tokens;
     Clock::time_point decode_start;
     if (handle.cancelled.load()) reason = DoneReason::cancelled;
@@ -274,8 +314,10 @@ class EngineImpl final : public Engine {
       Event e;
       e.kind = Event::Kind::token;
       e.token = token;
+      const bool stop = std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end();
+      if (decoder && !stop) e.text = pieces(decoder->feed(static_cast<std::uint32_t>(token)), false);
       emit(e);
-      if (std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
+      if (stop) {
         reason = DoneReason::eos;
         break;
       }
@@ -294,6 +336,7 @@ class EngineImpl final : public Engine {
     }
     Event done;
     done.kind = Event::Kind::done;
+    if (decoder) done.text = pieces(decoder->flush(), true);
     done.reason = reason;
     done.stats = stats;
     emit(done);

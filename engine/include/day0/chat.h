@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "day0/chat_template.h"
+#include "day0/engine.h"
 #include "day0/status.h"
 #include "day0/tokenizer.h"
 
@@ -19,14 +20,6 @@ struct ChatMessage {
   std::string role;       // system, user, assistant, tool
   std::string content;
   std::string reasoning;  // an assistant's reasoning (passed as `thinking` and `reasoning_content`)
-};
-
-enum class OutputChannel { reasoning, answer, commentary, tool_call };
-
-struct OutputPiece {
-  OutputChannel channel = OutputChannel::answer;
-  std::string text;
-  std::string recipient;  // tool calls: "functions.get_weather"
 };
 
 // Splits streamed output text into reasoning and answer (gpt-oss harmony channels, <think>

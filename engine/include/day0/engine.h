@@ -72,9 +72,24 @@ struct GenerationStats {
   double decode_tokens_per_second = 0;
 };
 
+// Where a piece of generated text belongs: the model's reasoning (gpt-oss's analysis channel,
+// <think> blocks), the answer, a commentary preamble, or a tool call's arguments.
+enum class OutputChannel { reasoning, answer, commentary, tool_call };
+const char* output_channel_name(OutputChannel channel);
+
+struct OutputPiece {
+  OutputChannel channel = OutputChannel::answer;
+  std::string text;
+  std::string recipient;  // tool calls: "functions.get_weather"
+};
+
 struct Event {
   enum class Kind { token, done, error } kind = Kind::token;
   std::int32_t token = -1;  // Kind::token
+  // Text settled by this event, split by channel, when the model folder has a tokenizer: a
+  // token's text (often empty while a UTF-8 character or a marker is incomplete), and on done
+  // the rest. End-of-turn tokens add no text.
+  std::vector<OutputPiece> text;
   GenerationStats stats;    // Kind::done and Kind::error
   DoneReason reason = DoneReason::eos;
   Status status;            // Kind::error

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "day0/engine.h"
+#include "day0/tokenizer.h"
 
 using namespace day0;
 
@@ -161,6 +162,29 @@ class TestEngineSession : public QObject {
     r.context = prompt(5, 1);
     r.stop.max_new_tokens = 2;
     QCOMPARE(run(*engine_, session, r).last.kind, Event::Kind::done);
+  }
+
+  void eventsCarryTheDecodedText() {
+    Request r;
+    r.context = prompt(10, 17);
+    r.stop.max_new_tokens = 24;
+    r.stop.stop_at_eos = false;
+    r.sampling.temperature = 1.0f;
+    r.sampling.seed = 5;
+    std::vector<std::uint32_t> ids;
+    std::string text;
+    auto handle = engine_->submit(engine_->new_session(model_), r, [&](const Event& e) {
+      if (e.kind == Event::Kind::token) ids.push_back(static_cast<std::uint32_t>(e.token));
+      for (const auto& piece : e.text) {
+        QCOMPARE(piece.channel, OutputChannel::answer);  // no chat template: no reasoning split
+        text += piece.text;
+      }
+    });
+    handle->wait();
+    auto tokenizer = Tokenizer::load(kModel);
+    QVERIFY(tokenizer.is_ok());
+    QCOMPARE(ids.size(), std::size_t{24});
+    QCOMPARE(text, tokenizer->decode(ids));
   }
 
   void samplingIsReproducible() {
