@@ -51,7 +51,7 @@ Result<BpeModel> BpeModel::from_json(const json& m, const std::string& path) {
   BpeModel bpe;
   const auto vocab = m.find("vocab");
   if (vocab == m.end() || !vocab->is_object())
-    return wrong_type(path + ".vocab", "an object of token -> id", vocab == m.end() ? json() : *vocab);
+    return wrong_type(path + ".vocab", "an object of token -> id", vocab == m.end() ? nullptr : &*vocab);
   std::uint32_t max_id = 0;
   bpe.vocab_.reserve(vocab->size());
   for (const auto& [token, value] : vocab->items()) {

@@ -363,7 +363,7 @@ Status parse_into(const json& j, const std::string& path, int depth,
   if (type == "Sequence") {
     const auto it = j.find("decoders");
     if (it == j.end() || !it->is_array())
-      return wrong_type(path + ".decoders", "an array", it == j.end() ? json() : *it);
+      return wrong_type(path + ".decoders", "an array", it == j.end() ? nullptr : &*it);
     for (std::size_t i = 0; i < it->size(); ++i)
       DAY0_RETURN_IF_ERROR(parse_into((*it)[i], path + ".decoders[" + std::to_string(i) + "]", depth + 1, specs));
     return Status::ok();

@@ -29,6 +29,11 @@ Status wrong_type(const std::string& path, const char* expected, const json& fou
   return error(ErrorCode::corrupt_data, path + ": expected " + expected + ", found " + json_type_name(found));
 }
 
+Status wrong_type(const std::string& path, const char* expected, const json* found) {
+  if (found == nullptr) return error(ErrorCode::corrupt_data, path + ": expected " + expected + ", found nothing");
+  return wrong_type(path, expected, *found);
+}
+
 Result<std::string> component_type(const json& j, const std::string& path) {
   if (!j.is_object()) return wrong_type(path, "an object", j);
   const auto it = j.find("type");

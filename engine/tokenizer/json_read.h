@@ -18,6 +18,8 @@ inline constexpr int kMaxComponentDepth = 16;
 
 std::string json_type_name(const json& j);
 Status wrong_type(const std::string& path, const char* expected, const json& found);
+// `found` null: the field is missing. (Never copy a json value to report it: copies recurse.)
+Status wrong_type(const std::string& path, const char* expected, const json* found);
 
 // The object's "type" field (or an error naming `path`).
 Result<std::string> component_type(const json& j, const std::string& path);

@@ -168,7 +168,7 @@ Result<std::unique_ptr<Normalizer>> parse_normalizer(const json& j, const std::s
   if (type == "Sequence") {
     const auto it = j.find("normalizers");
     if (it == j.end() || !it->is_array())
-      return wrong_type(path + ".normalizers", "an array", it == j.end() ? json() : *it);
+      return wrong_type(path + ".normalizers", "an array", it == j.end() ? nullptr : &*it);
     std::vector<std::unique_ptr<Normalizer>> parts;
     for (std::size_t i = 0; i < it->size(); ++i) {
       DAY0_ASSIGN_OR_RETURN(auto part,

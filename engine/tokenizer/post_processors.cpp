@@ -50,7 +50,7 @@ class SequenceProcessor final : public PostProcessor {
 Result<std::uint32_t> read_pair_id(const json& j, const char* key, const std::string& path) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_string())
-    return wrong_type(path + "." + key, "[token, id]", it == j.end() ? json() : *it);
+    return wrong_type(path + "." + key, "[token, id]", it == j.end() ? nullptr : &*it);
   return read_id((*it)[1], path + "." + key + "[1]");
 }
 
@@ -97,19 +97,22 @@ Result<std::unique_ptr<PostProcessor>> parse_template(const json& j, const std::
   }
   const auto single = j.find("single");
   if (single == j.end()) return error(ErrorCode::corrupt_data, path + " has no \"single\" template");
-  std::vector<json> pieces;
+  // Pointers into the document (copying json values recurses over their depth).
+  std::vector<json> words_storage;
+  std::vector<const json*> pieces;
   if (single->is_string()) {
     std::istringstream words(single->get<std::string>());
-    for (std::string w; words >> w;) pieces.emplace_back(w);
+    for (std::string w; words >> w;) words_storage.emplace_back(w);
+    for (const json& w : words_storage) pieces.push_back(&w);
   } else if (single->is_array()) {
-    pieces.assign(single->begin(), single->end());
+    for (const json& p : *single) pieces.push_back(&p);
   } else {
     return wrong_type(path + ".single", "a template (array or string)", *single);
   }
   Template t;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const std::string where = path + ".single[" + std::to_string(i) + "]";
-    DAY0_ASSIGN_OR_RETURN(const auto name, read_piece(pieces[i], where));
+    DAY0_ASSIGN_OR_RETURN(const auto name, read_piece(*pieces[i], where));
     if (!name) {
       t.emplace_back(std::nullopt);
       continue;
@@ -142,7 +145,7 @@ Result<std::unique_ptr<PostProcessor>> parse_post_processor(const json& j, const
   if (type == "Sequence") {
     const auto it = j.find("processors");
     if (it == j.end() || !it->is_array())
-      return wrong_type(path + ".processors", "an array", it == j.end() ? json() : *it);
+      return wrong_type(path + ".processors", "an array", it == j.end() ? nullptr : &*it);
     std::vector<Ptr> parts;
     for (std::size_t i = 0; i < it->size(); ++i) {
       DAY0_ASSIGN_OR_RETURN(auto part,

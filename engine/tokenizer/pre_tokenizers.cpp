@@ -285,7 +285,7 @@ Result<std::unique_ptr<PreTokenizer>> parse_pre_tokenizer(const json& j, const s
   if (type == "Sequence") {
     const auto it = j.find("pretokenizers");
     if (it == j.end() || !it->is_array())
-      return wrong_type(path + ".pretokenizers", "an array", it == j.end() ? json() : *it);
+      return wrong_type(path + ".pretokenizers", "an array", it == j.end() ? nullptr : &*it);
     std::vector<Ptr> parts;
     for (std::size_t i = 0; i < it->size(); ++i) {
       DAY0_ASSIGN_OR_RETURN(

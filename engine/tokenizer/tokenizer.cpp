@@ -29,7 +29,7 @@ Result<std::shared_ptr<const TokenizerImpl>> TokenizerImpl::from_json(const json
   }
   const auto model = root.find("model");
   if (model == root.end() || !model->is_object())
-    return wrong_type(origin + ": model", "an object", model == root.end() ? json() : *model);
+    return wrong_type(origin + ": model", "an object", model == root.end() ? nullptr : &*model);
   std::string type = "BPE";
   if (const auto t = model->find("type"); t != model->end()) {
     if (!t->is_string()) return wrong_type(origin + ": model.type", "a string", *t);
