@@ -12,7 +12,8 @@ namespace {
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
                "usage: day0-cli generate --model DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
-               "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--ids] [--device cpu]\n"
+               "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop TEXT] [--ids]\n"
+               "                         [--device cpu]\n"
                "  Continues the prompt. Temperature 0 (the default) is greedy. With --ids the last line of\n"
                "  stdout is the generated token ids, comma-separated.\n");
   return help ? 0 : 2;
@@ -22,7 +23,7 @@ int run_generate(const std::vector<std::string>& argv) {
   std::string problem;
   const auto args = Args::parse(argv, {"help", "ids"},
                                 {"model", "tokens", "max-new-tokens", "temperature", "top-k", "top-p", "min-p", "seed",
-                                 "device", "threads", "repetition-penalty", "presence-penalty"},
+                                 "device", "threads", "repetition-penalty", "presence-penalty", "stop"},
                                 &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
@@ -37,6 +38,7 @@ int run_generate(const std::vector<std::string>& argv) {
   }
   Request request;
   request.context = *tokens;
+  if (const auto stop = args->option("stop")) request.stop.stop_strings.push_back(*stop);
   struct NumberOption {
     const char* name;
     double min, max;

@@ -23,6 +23,7 @@ namespace day0 {
 const char* done_reason_name(DoneReason reason) {
   switch (reason) {
     case DoneReason::eos: return "eos";
+    case DoneReason::stop_string: return "stop_string";
     case DoneReason::max_tokens: return "max_tokens";
     case DoneReason::cancelled: return "cancelled";
     case DoneReason::error: return "error";
@@ -301,6 +302,39 @@ class EngineImpl final : public Engine {
       }
       return out;
     };
+    // Stop strings: decoded text that could still grow into one is held back.
+    std::vector<std::string> stop_strings;
+    for (const auto& stop : request.stop.stop_strings)
+      if (!stop.empty()) stop_strings.push_back(stop);
+    if (!stop_strings.empty() && !decoder)
+      return fail(error(ErrorCode::invalid_argument, "stop strings need the model's tokenizer.json"));
+    std::string held;
+    bool stop_string_hit = false;
+    // Returns the text that is safe to deliver; sets stop_string_hit when a stop string appears.
+    const auto screen = [&](const std::string& text, bool final) {
+      if (stop_strings.empty()) return text;
+      held += text;
+      std::size_t first = std::string::npos;
+      for (const auto& stop : stop_strings) first = std::min(first, held.find(stop));
+      if (first != std::string::npos) {
+        stop_string_hit = true;
+        std::string out = held.substr(0, first);
+        held.clear();
+        return out;
+      }
+      std::size_t keep = 0;
+      if (!final) {
+        for (const auto& stop : stop_strings)
+          for (std::size_t n = std::min(stop.size() - 1, held.size()); n > keep; --n)
+            if (held.compare(held.size() - n, n, stop, 0, n) == 0) {
+              keep = n;
+              break;
+            }
+      }
+      std::string out = held.substr(0, held.size() - keep);
+      held.erase(0, held.size() - keep);
+      return out;
+    };
     DoneReason reason = DoneReason::max_tokens;
     Clock::time_point decode_start;
     if (handle.cancelled.load()) reason = DoneReason::cancelled;
@@ -315,10 +349,14 @@ class EngineImpl final : public Engine {
       e.kind = Event::Kind::token;
       e.token = token;
       const bool stop = std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end();
-      if (decoder && !stop) e.text = pieces(decoder->feed(static_cast<std::uint32_t>(token)), false);
+      if (decoder && !stop) e.text = pieces(screen(decoder->feed(static_cast<std::uint32_t>(token)), false), false);
       emit(e);
       if (stop) {
         reason = DoneReason::eos;
+        break;
+      }
+      if (stop_string_hit) {
+        reason = DoneReason::stop_string;
         break;
       }
       if (handle.cancelled.load()) {
@@ -336,7 +374,12 @@ class EngineImpl final : public Engine {
     }
     Event done;
     done.kind = Event::Kind::done;
-    if (decoder) done.text = pieces(decoder->flush(), true);
+    if (decoder) {
+      // After a stop string, whatever the decoder still holds comes after it and is dropped.
+      const std::string rest = stop_string_hit ? std::string() : screen(decoder->flush(), true);
+      if (stop_string_hit) reason = DoneReason::stop_string;
+      done.text = pieces(rest, true);
+    }
     done.reason = reason;
     done.stats = stats;
     emit(done);

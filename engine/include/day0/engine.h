@@ -48,6 +48,9 @@ struct StopRules {
   std::int64_t max_new_tokens = 256;
   bool stop_at_eos = true;
   std::vector<std::int32_t> extra_stop_ids;
+  // Generation ends when the decoded text contains one of these; the text up to it is
+  // delivered, the stop string itself is not. Needs the model folder's tokenizer.
+  std::vector<std::string> stop_strings;
 };
 
 struct Request {
@@ -59,7 +62,7 @@ struct Request {
   StopRules stop;
 };
 
-enum class DoneReason { eos, max_tokens, cancelled, error };
+enum class DoneReason { eos, stop_string, max_tokens, cancelled, error };
 const char* done_reason_name(DoneReason reason);
 
 struct GenerationStats {

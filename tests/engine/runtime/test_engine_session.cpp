@@ -187,6 +187,34 @@ class TestEngineSession : public QObject {
     QCOMPARE(text, tokenizer->decode(ids));
   }
 
+  void stopStringsEndTheReply() {
+    // Generate freely, then ask again with a stop string taken from the middle of that text.
+    Request r;
+    r.context = prompt(10, 29);
+    r.stop.max_new_tokens = 40;
+    r.stop.stop_at_eos = false;
+    const auto text_of = [&](const Request& request, Event* last) {
+      std::string text;
+      auto handle = engine_->submit(engine_->new_session(model_), request, [&](const Event& e) {
+        for (const auto& piece : e.text) text += piece.text;
+        if (e.kind != Event::Kind::token) *last = e;
+      });
+      handle->wait();
+      return text;
+    };
+    Event last;
+    const std::string full = text_of(r, &last);
+    QVERIFY(full.size() > 20);
+    // A stop string of three bytes that first occurs past the middle.
+    std::size_t at = full.size() / 2;
+    while (at + 3 < full.size() && full.find(full.substr(at, 3)) != at) ++at;
+    QVERIFY(at + 3 < full.size());
+    r.stop.stop_strings = {full.substr(at, 3), "never-generated-\x01"};
+    const std::string cut = text_of(r, &last);
+    QCOMPARE(last.reason, DoneReason::stop_string);
+    QCOMPARE(cut, full.substr(0, at));
+  }
+
   void samplingIsReproducible() {
     Request r;
     r.context = prompt(16, 21);
