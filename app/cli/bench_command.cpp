@@ -50,17 +50,14 @@ int run_bench(const std::vector<std::string>& argv) {
   const auto threads = integer("threads", 0, 0, 4096);
   if (!prompt_tokens || !gen_tokens || !threads) return 2;
 
-  auto engine = Engine::create({.threads = static_cast<int>(*threads)});
-  ModelOptions model_options;
-  model_options.device = args->option("device").value_or("cpu");
+  const std::string device = args->option("device").value_or("cpu");
   const auto load_start = std::chrono::steady_clock::now();
-  auto model = engine->load_model(*args->option("model"), model_options);
-  if (!model) {
-    std::fprintf(stderr, "day0-cli bench: %s\n", model.status().message().c_str());
-    return 1;
-  }
+  int exit_code = 0;
+  auto opened = open_model(*args, "bench", &exit_code);
+  if (!opened) return exit_code;
+  auto& engine = opened->engine;
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
-  const ModelSummary summary = describe(**model);
+  const ModelSummary summary = describe(*opened->model);
   Request request;
   std::uint64_t x = 88172645463325252ull;
   for (std::int64_t i = 0; i < *prompt_tokens; ++i) {
@@ -71,7 +68,7 @@ int run_bench(const std::vector<std::string>& argv) {
   request.stop.stop_at_eos = false;
   std::vector<double> stamps;
   Event last;
-  auto handle = engine->submit(engine->new_session(*model), request, [&](const Event& e) {
+  auto handle = engine->submit(engine->new_session(opened->model), request, [&](const Event& e) {
     if (e.kind == Event::Kind::token) stamps.push_back(std::chrono::duration<double, std::milli>(
                                                            std::chrono::steady_clock::now().time_since_epoch())
                                                            .count());
@@ -89,7 +86,7 @@ int run_bench(const std::vector<std::string>& argv) {
   const GenerationStats& s = last.stats;
   nlohmann::json j = {{"model", *args->option("model")},
                       {"model_type", summary.model_type},
-                      {"device", model_options.device},
+                      {"device", device},
                       {"threads", *threads},
                       {"prompt_tokens", *prompt_tokens},
                       {"generated_tokens", s.generated_tokens},
@@ -101,7 +98,7 @@ int run_bench(const std::vector<std::string>& argv) {
                       {"itl_p99_ms", pct(0.99)},
                       {"rss_bytes", proc_status_bytes("VmRSS")},
                       {"peak_rss_bytes", proc_status_bytes("VmHWM")}};
-  std::printf("model %s (%s) on %s\n", args->option("model")->c_str(), summary.model_type.c_str(), model_options.device.c_str());
+  std::printf("model %s (%s) on %s\n", args->option("model")->c_str(), summary.model_type.c_str(), device.c_str());
   std::printf("  prompt %lld tokens, generated %lld\n", static_cast<long long>(*prompt_tokens),
               static_cast<long long>(s.generated_tokens));
   std::printf("  load %.2f s, time to first token %.1f ms\n", load_s, s.time_to_first_token_ms);

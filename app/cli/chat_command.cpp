@@ -67,15 +67,6 @@ int run_chat(const std::vector<std::string>& argv) {
     }
     n.set(*v);
   }
-  int threads = 0;
-  if (const auto t = args->option("threads")) {
-    const auto v = parse_integer(*t);
-    if (!v || *v < 0 || *v > 4096) {
-      std::fprintf(stderr, "day0-cli chat: --threads must be between 0 and 4096\n");
-      return 2;
-    }
-    threads = static_cast<int>(*v);
-  }
 
   const std::string dir = *args->option("model");
   auto formatter = ChatFormatter::load(dir);
@@ -83,14 +74,11 @@ int run_chat(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "day0-cli chat: %s\n", formatter.status().message().c_str());
     return 1;
   }
-  auto engine = Engine::create({.threads = threads});
-  ModelOptions model_options;
-  model_options.device = args->option("device").value_or("cpu");
-  auto model = engine->load_model(dir, model_options);
-  if (!model) {
-    std::fprintf(stderr, "day0-cli chat: %s\n", model.status().message().c_str());
-    return 1;
-  }
+  int exit_code = 0;
+  auto opened = open_model(*args, "chat", &exit_code);
+  if (!opened) return exit_code;
+  auto& engine = opened->engine;
+  const std::shared_ptr<Model> model = opened->model;
   std::string system_prompt = args->option("system").value_or("");
   // The history: every message is committed as it is sent, replies while they stream.
   std::unique_ptr<storage::HistoryStore> history;
@@ -141,7 +129,7 @@ int run_chat(const std::vector<std::string>& argv) {
   base.stop.extra_stop_ids = formatter->turn_end_ids();
   const bool interactive = isatty(STDIN_FILENO) != 0;
   const bool color = isatty(STDOUT_FILENO) != 0;
-  auto session = engine->new_session(*model);
+  auto session = engine->new_session(model);
   std::vector<ChatMessage> messages;
   const auto reset = [&] {
     messages.clear();
@@ -150,7 +138,7 @@ int run_chat(const std::vector<std::string>& argv) {
   };
   reset();
   if (interactive)
-    std::printf("Day0 chat with %s (%s). /system TEXT, /reset, /quit.\n", dir.c_str(), describe(**model).model_type.c_str());
+    std::printf("Day0 chat with %s (%s). /system TEXT, /reset, /quit.\n", dir.c_str(), describe(*model).model_type.c_str());
 
   std::string line;
   while (true) {

@@ -64,24 +64,11 @@ int run_generate(const std::vector<std::string>& argv) {
     }
     n.set(*v);
   }
-  EngineOptions engine_options;
-  if (const auto threads = args->option("threads")) {
-    const auto n = parse_integer(*threads);
-    if (!n || *n < 0 || *n > 4096) {
-      std::fprintf(stderr, "day0-cli generate: --threads must be between 0 and 4096\n");
-      return 2;
-    }
-    engine_options.threads = static_cast<int>(*n);
-  }
-  auto engine = Engine::create(engine_options);
-  ModelOptions model_options;
-  model_options.device = args->option("device").value_or("cpu");
-  auto model = engine->load_model(*args->option("model"), model_options);
-  if (!model) {
-    std::fprintf(stderr, "day0-cli generate: %s\n", model.status().message().c_str());
-    return 1;
-  }
-  auto session = engine->new_session(*model);
+  int exit_code = 0;
+  auto opened = open_model(*args, "generate", &exit_code);
+  if (!opened) return exit_code;
+  auto& engine = opened->engine;
+  auto session = engine->new_session(opened->model);
   std::vector<std::int32_t> generated;
   Event last;
   auto handle = engine->submit(session, request, [&](const Event& e) {

@@ -25,30 +25,16 @@ int run_logits(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "day0-cli logits: %s\n", problem.c_str());
     return 2;
   }
-  EngineOptions engine_options;
-  if (const auto threads = args->option("threads")) {
-    const auto n = parse_integer(*threads);
-    if (!n || *n < 0 || *n > 4096) {
-      std::fprintf(stderr, "day0-cli logits: --threads must be between 0 and 4096\n");
-      return 2;
-    }
-    engine_options.threads = static_cast<int>(*n);
-  }
-  auto engine = Engine::create(engine_options);
-  ModelOptions model_options;
-  model_options.device = args->option("device").value_or("cpu");
-  auto model = engine->load_model(*args->option("model"), model_options);
-  if (!model) {
-    std::fprintf(stderr, "day0-cli logits: %s\n", model.status().message().c_str());
-    return 1;
-  }
-  auto session = engine->new_session(*model);
-  auto logits = engine->append_logits(session, *tokens);
+  int exit_code = 0;
+  auto opened = open_model(*args, "logits", &exit_code);
+  if (!opened) return exit_code;
+  auto session = opened->engine->new_session(opened->model);
+  auto logits = opened->engine->append_logits(session, *tokens);
   if (!logits) {
     std::fprintf(stderr, "day0-cli logits: %s\n", logits.status().message().c_str());
     return 1;
   }
-  const std::int64_t vocab = describe(**model).vocab_size;
+  const std::int64_t vocab = describe(*opened->model).vocab_size;
   if (!write_npy(*args->option("out"), logits->data(), {static_cast<std::int64_t>(tokens->size()), vocab}, &problem)) {
     std::fprintf(stderr, "day0-cli logits: %s\n", problem.c_str());
     return 1;

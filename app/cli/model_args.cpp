@@ -1,5 +1,9 @@
 #include "cli/model_args.h"
 
+#include <cstdio>
+
+#include "cli/cli_args.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -46,6 +50,31 @@ std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& tex
     return std::nullopt;
   }
   return ids;
+}
+
+std::optional<OpenedModel> open_model(const Args& args, const char* command, int* exit_code) {
+  EngineOptions engine_options;
+  if (const auto threads = args.option("threads")) {
+    const auto n = parse_integer(*threads);
+    if (!n || *n < 0 || *n > 4096) {
+      std::fprintf(stderr, "day0-cli %s: --threads must be between 0 and 4096\n", command);
+      *exit_code = 2;
+      return std::nullopt;
+    }
+    engine_options.threads = static_cast<int>(*n);
+  }
+  OpenedModel opened;
+  opened.engine = Engine::create(engine_options);
+  ModelOptions model_options;
+  model_options.device = args.option("device").value_or("cpu");
+  auto model = opened.engine->load_model(args.option("model").value_or(""), model_options);
+  if (!model) {
+    std::fprintf(stderr, "day0-cli %s: %s\n", command, model.status().message().c_str());
+    *exit_code = 1;
+    return std::nullopt;
+  }
+  opened.model = *model;
+  return opened;
 }
 
 }  // namespace day0::cli

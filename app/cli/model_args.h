@@ -1,11 +1,25 @@
 #pragma once
 // Options shared by the commands that run a model.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "day0/engine.h"
+
 namespace day0::cli {
+
+class Args;
+
+struct OpenedModel {
+  std::unique_ptr<Engine> engine;
+  std::shared_ptr<Model> model;
+};
+
+// Starts an engine (--threads) and loads --model on --device (default cpu). On failure prints
+// "day0-cli <command>: <reason>" and sets *exit_code (2 bad usage, 1 failure).
+std::optional<OpenedModel> open_model(const Args& args, const char* command, int* exit_code);
 
 // "1,2,3" -> ids; an empty list, a non-number or a value outside [0, 2^31) is an error.
 std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& text, std::string* problem);
