@@ -16,12 +16,15 @@ Piece slice(const Piece& p, std::size_t start, std::size_t end) {
   return s;
 }
 
-void split_piece(const Piece& p, const std::vector<Span>& spans, SplitBehavior behavior, bool invert,
-                 std::vector<Piece>& out) {
-  struct Cut {
-    std::size_t start, end;
-    bool remove;
-  };
+namespace {
+
+struct Cut {
+  std::size_t start, end;
+  bool remove;
+};
+
+// The slices tokenizers' NormalizedString::split makes of `spans` under `behavior`.
+std::vector<Cut> cuts_of(const std::vector<Span>& spans, SplitBehavior behavior, bool invert) {
   std::vector<Cut> cuts;
   cuts.reserve(spans.size());
   auto matched = [invert](const Span& s) { return s.is_match != invert; };
@@ -73,10 +76,36 @@ void split_piece(const Piece& p, const std::vector<Span>& spans, SplitBehavior b
       break;
     }
   }
-  for (const Cut& c : cuts) {
+  return cuts;
+}
+
+}  // namespace
+
+void split_piece(const Piece& p, const std::vector<Span>& spans, SplitBehavior behavior, bool invert,
+                 std::vector<Piece>& out) {
+  for (const Cut& c : cuts_of(spans, behavior, invert)) {
     if (c.remove || c.end <= c.start) continue;
     out.push_back(slice(p, c.start, c.end));
   }
+}
+
+Status split_piece(const Piece& p, const std::vector<Span>& spans, SplitBehavior behavior, bool invert,
+                   const PieceSink& emit) {
+  if (behavior == SplitBehavior::isolated) {
+    // Every span is its own slice: no need for the cut list.
+    for (const Span& s : spans) {
+      if (s.end <= s.start) continue;
+      Piece part = slice(p, s.start, s.end);
+      DAY0_RETURN_IF_ERROR(emit(part));
+    }
+    return Status::ok();
+  }
+  for (const Cut& c : cuts_of(spans, behavior, invert)) {
+    if (c.remove || c.end <= c.start) continue;
+    Piece part = slice(p, c.start, c.end);
+    DAY0_RETURN_IF_ERROR(emit(part));
+  }
+  return Status::ok();
 }
 
 void replace_spans(Piece& p, const std::vector<Span>& spans, std::string_view content) {

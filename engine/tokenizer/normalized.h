@@ -5,6 +5,7 @@
 // offsets (does this piece start at original offset 0?), so tracking is off unless a pipeline has
 // one; the transforms below then just edit text.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,10 @@ Piece slice(const Piece& p, std::size_t start, std::size_t end);
 // and appends the non-empty resulting slices to `out`.
 void split_piece(const Piece& p, const std::vector<Span>& spans, SplitBehavior behavior, bool invert,
                  std::vector<Piece>& out);
+// The same, handing each slice to `emit` as it is cut (stops at the first error).
+using PieceSink = std::function<Status(Piece&)>;
+Status split_piece(const Piece& p, const std::vector<Span>& spans, SplitBehavior behavior, bool invert,
+                   const PieceSink& emit);
 
 // Edits, each keeping `align` as tokenizers' transform_range does.
 void replace_spans(Piece& p, const std::vector<Span>& spans, std::string_view content);  // matches -> content

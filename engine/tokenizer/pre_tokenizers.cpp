@@ -82,6 +82,11 @@ class SplitPreTokenizer final : public PreTokenizer {
       return Status::ok();
     });
   }
+  Status pre_tokenize_piece(Piece& piece, const PieceSink& sink) const override {
+    std::vector<Span> spans;
+    DAY0_RETURN_IF_ERROR(pattern_->find_matches(piece.text, spans));
+    return split_piece(piece, spans, behavior_, invert_, sink);
+  }
 
  private:
   std::shared_ptr<const Pattern> pattern_;
@@ -108,38 +113,48 @@ class CharSplitPreTokenizer final : public PreTokenizer {
 };
 
 class ByteLevelPreTokenizer final : public PreTokenizer {
+  static void map_bytes(Piece& p) {
+    if (p.tracked) {
+      const ByteLevelTable& t = byte_level_table();
+      std::vector<std::uint32_t> align;
+      align.reserve(p.text.size() * 2);
+      for (std::size_t i = 0; i < p.text.size(); ++i)
+        align.insert(align.end(), t.utf8_length[static_cast<unsigned char>(p.text[i])], p.align[i]);
+      p.align = std::move(align);
+    }
+    byte_level_map(p.text);
+  }
+
  public:
   ByteLevelPreTokenizer(bool add_prefix_space, std::shared_ptr<const Pattern> regex)
       : add_prefix_space_(add_prefix_space), regex_(std::move(regex)) {}
   Status pre_tokenize(std::vector<Piece>& pieces) const override {
-    std::vector<Span> spans;
-    DAY0_RETURN_IF_ERROR(split_each(pieces, [&](Piece& p, std::vector<Piece>& out) -> Status {
-      if (add_prefix_space_ && (p.text.empty() || p.text[0] != ' ')) prepend(p, " ");
-      if (!regex_) {
-        out.push_back(std::move(p));
+    if (add_prefix_space_ || regex_) {
+      std::vector<Span> spans;
+      DAY0_RETURN_IF_ERROR(split_each(pieces, [&](Piece& p, std::vector<Piece>& out) -> Status {
+        if (add_prefix_space_ && (p.text.empty() || p.text[0] != ' ')) prepend(p, " ");
+        if (!regex_) {
+          out.push_back(std::move(p));
+          return Status::ok();
+        }
+        DAY0_RETURN_IF_ERROR(regex_->find_matches(p.text, spans));
+        split_piece(p, spans, SplitBehavior::isolated, false, out);
         return Status::ok();
-      }
-      DAY0_RETURN_IF_ERROR(regex_->find_matches(p.text, spans));
-      split_piece(p, spans, SplitBehavior::isolated, false, out);
-      return Status::ok();
-    }));
-    // Then every byte becomes its printable stand-in.
-    const ByteLevelTable& t = byte_level_table();
-    for (Piece& p : pieces) {
-      if (p.is_final()) continue;
-      std::string text;
-      text.reserve(p.text.size() * 2);
-      for (unsigned char b : p.text) text += t.byte_to_utf8[b];
-      if (p.tracked) {
-        std::vector<std::uint32_t> align;
-        align.reserve(text.size());
-        for (std::size_t i = 0; i < p.text.size(); ++i)
-          align.insert(align.end(), t.byte_to_utf8[static_cast<unsigned char>(p.text[i])].size(), p.align[i]);
-        p.align = std::move(align);
-      }
-      p.text = std::move(text);
+      }));
+    } else {
+      // Nothing to split: only the empty pieces go, in place.
+      std::erase_if(pieces, [](const Piece& p) { return !p.is_final() && p.text.empty(); });
     }
+    // Then every byte becomes its printable stand-in.
+    for (Piece& p : pieces)
+      if (!p.is_final()) map_bytes(p);
     return Status::ok();
+  }
+  Status pre_tokenize_piece(Piece& piece, const PieceSink& sink) const override {
+    if (add_prefix_space_ || regex_) return PreTokenizer::pre_tokenize_piece(piece, sink);
+    if (piece.text.empty()) return Status::ok();
+    map_bytes(piece);
+    return sink(piece);
   }
 
  private:
@@ -190,6 +205,7 @@ class SequencePreTokenizer final : public PreTokenizer {
     for (const auto& p : parts_) DAY0_RETURN_IF_ERROR(p->pre_tokenize(pieces));
     return Status::ok();
   }
+  Status pre_tokenize_piece(Piece& piece, const PieceSink& sink) const override { return run_from(0, piece, sink); }
   bool needs_offsets() const override {
     for (const auto& p : parts_)
       if (p->needs_offsets()) return true;
@@ -197,6 +213,12 @@ class SequencePreTokenizer final : public PreTokenizer {
   }
 
  private:
+  // Parts [i, end) on `piece`: each part's output goes straight into the next part.
+  Status run_from(std::size_t i, Piece& piece, const PieceSink& sink) const {
+    if (i == parts_.size()) return sink(piece);
+    if (i + 1 == parts_.size()) return parts_[i]->pre_tokenize_piece(piece, sink);
+    return parts_[i]->pre_tokenize_piece(piece, [&](Piece& part) { return run_from(i + 1, part, sink); });
+  }
   std::vector<std::unique_ptr<PreTokenizer>> parts_;
 };
 
@@ -225,6 +247,14 @@ Result<PrependScheme> parse_prepend_scheme(const json& j, const std::string& pat
 }
 
 }  // namespace
+
+Status PreTokenizer::pre_tokenize_piece(Piece& piece, const PieceSink& sink) const {
+  std::vector<Piece> parts;
+  parts.push_back(std::move(piece));
+  DAY0_RETURN_IF_ERROR(pre_tokenize(parts));
+  for (Piece& part : parts) DAY0_RETURN_IF_ERROR(sink(part));
+  return Status::ok();
+}
 
 Result<std::unique_ptr<PreTokenizer>> parse_pre_tokenizer(const json& j, const std::string& path, int depth) {
   using Ptr = std::unique_ptr<PreTokenizer>;

@@ -111,15 +111,24 @@ Result<std::vector<std::uint32_t>> TokenizerImpl::encode(std::string_view raw, b
       if (!p.is_final()) DAY0_RETURN_IF_ERROR(normalizer->normalize(p));
   }
   added.split(pieces, true);
-  if (pre_tokenizer) DAY0_RETURN_IF_ERROR(pre_tokenizer->pre_tokenize(pieces));
   std::vector<std::uint32_t> ids;
   ids.reserve(text.size() / 3 + 4);
-  for (const Piece& p : pieces) {
+  // Each piece goes through the pre-tokenizer and its parts straight into the model, so the
+  // (many, small) parts of a long text are never all held at once.
+  const PieceSink to_model = [&](Piece& part) {
+    Status s = model->tokenize(part.text, ids);
+    return s.is_ok() ? s : s.with_context(origin);
+  };
+  for (Piece& p : pieces) {
     if (p.is_final()) {
       ids.push_back(static_cast<std::uint32_t>(p.added_id));
       continue;
     }
-    DAY0_RETURN_IF_ERROR(model->tokenize(p.text, ids).with_context(origin));
+    if (pre_tokenizer) {
+      DAY0_RETURN_IF_ERROR(pre_tokenizer->pre_tokenize_piece(p, to_model));
+    } else if (!p.text.empty()) {
+      DAY0_RETURN_IF_ERROR(to_model(p));
+    }
   }
   if (post_processor) post_processor->process(ids, add_special_tokens);
   return ids;
