@@ -14,6 +14,13 @@ struct ProcessOutput {
   QString err;
 };
 
+// The environment for running Day0's programs in tests: no log file in the user's folders.
+inline QProcessEnvironment quiet_env() {
+  auto env = QProcessEnvironment::systemEnvironment();
+  env.insert("DAY0_LOG_TO_FILE", "0");
+  return env;
+}
+
 inline ProcessOutput run_program(const QString& program, const QStringList& args,
                                  const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(),
                                  int timeout_ms = 120000) {

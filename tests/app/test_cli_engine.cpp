@@ -8,6 +8,7 @@
 #include "app/process_runner.h"
 #include "io/safetensors.h"
 
+using day0::test::quiet_env;
 using day0::test::run_program;
 
 namespace {
@@ -15,11 +16,6 @@ namespace {
 const QString kCli = QStringLiteral(DAY0_BIN_DIR "/day0-cli");
 const QString kData = QStringLiteral(DAY0_TEST_DATA_DIR);
 
-QProcessEnvironment quiet_env() {
-  auto env = QProcessEnvironment::systemEnvironment();
-  env.insert("DAY0_LOG_TO_FILE", "0");
-  return env;
-}
 
 struct Reference {
   std::vector<std::int32_t> input_ids, greedy_prompt, greedy_ids;

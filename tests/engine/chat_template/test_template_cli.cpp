@@ -9,6 +9,7 @@
 #include "engine/chat_template/fixtures.h"
 
 using day0::test::read_file;
+using day0::test::quiet_env;
 using day0::test::run_program;
 using day0::test::template_data_dir;
 using ordered_json = nlohmann::ordered_json;
@@ -16,11 +17,6 @@ using ordered_json = nlohmann::ordered_json;
 namespace {
 const QString kCli = QStringLiteral(DAY0_BIN_DIR "/day0-cli");
 
-QProcessEnvironment quiet_env() {
-  auto env = QProcessEnvironment::systemEnvironment();
-  env.insert("DAY0_LOG_TO_FILE", "0");
-  return env;
-}
 
 QString data(const std::string& relative) { return QString::fromStdString((template_data_dir() / relative).string()); }
 

@@ -5,17 +5,13 @@
 #include "app/process_runner.h"
 #include "engine/tokenizer/fixtures.h"
 
+using day0::test::quiet_env;
 using day0::test::run_program;
 
 namespace {
 const QString kCli = QStringLiteral(DAY0_BIN_DIR "/day0-cli");
 const QString kData = QStringLiteral(DAY0_TEST_DATA_DIR);
 
-QProcessEnvironment quiet_env() {
-  auto env = QProcessEnvironment::systemEnvironment();
-  env.insert("DAY0_LOG_TO_FILE", "0");
-  return env;
-}
 
 QString last_line(const QString& out) { return out.trimmed().split('\n').last(); }
 }  // namespace
