@@ -140,14 +140,15 @@ class EngineImpl final : public Engine {
       }
     }
     if (std::filesystem::exists(dir / "tokenizer.json", ec)) {
-      auto tokenizer = Tokenizer::load(dir);
-      if (tokenizer) {
+      // tokenizer.json is parsed once: the formatter's tokenizer (shared) serves decoding too.
+      if (auto formatter = ChatFormatter::load(dir)) {
+        model->tokenizer.emplace(formatter->tokenizer());
+        model->formatter.emplace(std::move(*formatter));
+      } else if (auto tokenizer = Tokenizer::load(dir)) {
         model->tokenizer.emplace(std::move(*tokenizer));
       } else {
         DAY0_LOG_WARN("events carry no text: {}", tokenizer.status().message());
       }
-      auto formatter = ChatFormatter::load(dir);
-      if (formatter) model->formatter.emplace(std::move(*formatter));
     }
     model->loaded = std::move(loaded);
     DAY0_LOG_INFO("loaded {} from {}", model->summary.model_type, dir.string());
