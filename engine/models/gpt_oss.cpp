@@ -146,7 +146,10 @@ class GptOssState final : public SessionState {
  public:
   GptOssState(const GptOssShape& s, std::int64_t page_tokens) : kv(s.layers, s.kv_heads, s.head_dim, page_tokens) {}
   std::int64_t length() const override { return kv.length(); }
-  void truncate(std::int64_t tokens) override { kv.truncate(tokens); }
+  std::int64_t truncate(std::int64_t tokens) override {
+    kv.truncate(tokens);
+    return kv.length();
+  }
   std::uint64_t bytes() const override { return kv.bytes(); }
   memory::PagedKvCache kv;
 };

@@ -20,8 +20,11 @@ class SessionState {
   virtual ~SessionState() = default;
   // Positions held (tokens already fed).
   virtual std::int64_t length() const = 0;
-  // Forgets everything from position `tokens` on, so a conversation can branch or be replayed.
-  virtual void truncate(std::int64_t tokens) = 0;
+  // Forgets everything from position `tokens` on, so a conversation can branch or be replayed,
+  // and returns the positions still held. Attention caches rewind to any position; recurrent
+  // state (linear attention) only to a position it kept a snapshot of, so the result may be
+  // smaller than `tokens` (0 at worst) and the caller feeds the rest again.
+  virtual std::int64_t truncate(std::int64_t tokens) = 0;
   virtual std::uint64_t bytes() const = 0;
 };
 

@@ -249,7 +249,7 @@ class EngineImpl final : public Engine {
            session.tokens[common] == request.context[common])
       ++common;
     if (common == request.context.size()) --common;
-    session.state->truncate(static_cast<std::int64_t>(common));
+    common = static_cast<std::size_t>(session.state->truncate(static_cast<std::int64_t>(common)));
     session.tokens.resize(common);
     stats.reused_tokens = static_cast<std::int64_t>(common);
 
