@@ -15,106 +15,24 @@
 //   MoE layers:  T.mlp.gate.{weight [E, H], e_score_correction_bias [E]},
 //                T.mlp.experts.e.{gate,up,down}_proj.weight (one tensor per expert),
 //                T.mlp.shared_experts.{gate,up,down}_proj.weight
+//   MXFP4 experts (config.json quantization_config.quant_method "mxfp4"; written by
+//                `day0-cli quantize-experts`), I = moe_intermediate_size:
+//                T.mlp.experts.gate_up_proj_blocks [E, 2I, H/32, 16] u8, _scales [E, 2I, H/32]
+//                  (rows [0, I) expert e's gate_proj, rows [I, 2I) its up_proj: the halves of
+//                  transformers' fused gate_up_proj, not interleaved as in gpt-oss)
+//                T.mlp.experts.down_proj_blocks [E, H, I/32, 16] u8, _scales [E, H, I/32]
 //   Vision:      model.visual.{patch_embed, blocks.N, post_layernorm, downsample, merger}
 #include "models/architecture.h"
+#include "models/glm5_next_config.h"
+#include "models/glm5_next_model.h"
 
 namespace day0::models {
 namespace {
 
 using u64 = std::uint64_t;
 
-struct Glm5Text {
-  std::int64_t hidden, layers, vocab, inter, moe_inter, experts, top_k, shared;
-  std::int64_t heads, q_lora, kv_lora, nope, rope, v_dim;  // q_lora 0: no low-rank query
-  std::int64_t index_heads, index_dim, kpool;
-  std::int64_t lin_heads, lin_dim, conv_k;
-  std::int64_t hc;
-  bool attn_bias, tied;
-  std::vector<std::string> layer_types, mlp_types, indexer_types;
-};
-
-Status field_error(const io::ModelConfig& config, const std::string& message) {
-  return error(ErrorCode::corrupt_data, config.origin() + ": " + message);
-}
-
-Result<Glm5Text> read_text(const io::ModelConfig& config) {
-  const io::ConfigView c = config.text();
-  Glm5Text s{};
-  DAY0_ASSIGN_OR_RETURN(s.hidden, c.get_int("hidden_size", kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.layers, c.get_int("num_hidden_layers", kLayerRange));
-  DAY0_ASSIGN_OR_RETURN(s.vocab, c.get_int("vocab_size", kVocabRange));
-  DAY0_ASSIGN_OR_RETURN(s.inter, c.get_int("intermediate_size", kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.moe_inter, c.get_int("moe_intermediate_size", kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.experts, c.get_int("n_routed_experts", kExpertRange));
-  DAY0_ASSIGN_OR_RETURN(s.top_k, c.get_int("num_experts_per_tok", {1, s.experts}));
-  DAY0_ASSIGN_OR_RETURN(s.shared, c.get_int_or("n_shared_experts", 0, {0, 64}));
-  DAY0_ASSIGN_OR_RETURN(s.heads, c.get_int("num_attention_heads", {1, 4096}));
-  s.q_lora = 0;
-  if (c.has("q_lora_rank")) {
-    DAY0_ASSIGN_OR_RETURN(s.q_lora, c.get_int("q_lora_rank", kDimRange));
-  }
-  DAY0_ASSIGN_OR_RETURN(s.kv_lora, c.get_int("kv_lora_rank", kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.nope, c.get_int("qk_nope_head_dim", {0, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.rope, c.get_int_or("qk_rope_head_dim", 0, {0, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.v_dim, c.get_int("v_head_dim", {1, 4096}));
-  if (s.nope + s.rope <= 0) return field_error(config, "qk_nope_head_dim + qk_rope_head_dim must be positive");
-  DAY0_ASSIGN_OR_RETURN(s.index_heads, c.get_int("index_n_heads", {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.index_dim, c.get_int("index_head_dim", {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.kpool, c.get_int("index_kpool", {1, 1 << 16}));
-  DAY0_ASSIGN_OR_RETURN(s.lin_heads, c.get_int("linear_num_heads", {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.lin_dim, c.get_int("linear_head_dim", {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.conv_k, c.get_int("linear_conv_kernel_dim", {1, 64}));
-  DAY0_ASSIGN_OR_RETURN(s.hc, c.get_int("hc_mult", {1, 64}));
-  DAY0_ASSIGN_OR_RETURN(s.attn_bias, c.get_bool_or("attention_bias", false));
-  DAY0_ASSIGN_OR_RETURN(const bool root_tied, config.root().get_bool_or("tie_word_embeddings", false));
-  DAY0_ASSIGN_OR_RETURN(s.tied, c.get_bool_or("tie_word_embeddings", root_tied));
-
-  DAY0_ASSIGN_OR_RETURN(s.layer_types, c.get_string_list("layer_types"));
-  if (static_cast<std::int64_t>(s.layer_types.size()) != s.layers)
-    return field_error(config, "layer_types lists " + std::to_string(s.layer_types.size()) + " layers but " +
-                                   "num_hidden_layers is " + std::to_string(s.layers));
-  for (std::size_t i = 0; i < s.layer_types.size(); ++i) {
-    const auto& t = s.layer_types[i];
-    if (t != "linear_attention" && t != "deepseek_sparse_attention")
-      return field_error(config, "layer_types[" + std::to_string(i) + "] is \"" + t +
-                                     "\"; glm5_next layers are linear_attention or deepseek_sparse_attention");
-  }
-  if (c.has("mlp_layer_types")) {
-    DAY0_ASSIGN_OR_RETURN(s.mlp_types, c.get_string_list("mlp_layer_types"));
-  } else {
-    DAY0_ASSIGN_OR_RETURN(const std::int64_t dense, c.get_int_or("first_k_dense_replace", 0, {0, s.layers}));
-    for (std::int64_t l = 0; l < s.layers; ++l) s.mlp_types.push_back(l < dense ? "dense" : "sparse");
-  }
-  if (static_cast<std::int64_t>(s.mlp_types.size()) != s.layers)
-    return field_error(config, "mlp_layer_types lists " + std::to_string(s.mlp_types.size()) +
-                                   " layers but num_hidden_layers is " + std::to_string(s.layers));
-  for (std::size_t i = 0; i < s.mlp_types.size(); ++i)
-    if (s.mlp_types[i] != "dense" && s.mlp_types[i] != "sparse")
-      return field_error(config, "mlp_layer_types[" + std::to_string(i) + "] is \"" + s.mlp_types[i] +
-                                     "\"; expected dense or sparse");
-  if (c.has("indexer_types")) {
-    DAY0_ASSIGN_OR_RETURN(s.indexer_types, c.get_string_list("indexer_types"));
-  } else {
-    s.indexer_types.assign(static_cast<std::size_t>(s.layers), "full");
-  }
-  if (static_cast<std::int64_t>(s.indexer_types.size()) != s.layers)
-    return field_error(config, "indexer_types lists " + std::to_string(s.indexer_types.size()) +
-                                   " layers but num_hidden_layers is " + std::to_string(s.layers));
-  for (std::size_t i = 0; i < s.indexer_types.size(); ++i) {
-    const auto& t = s.indexer_types[i];
-    if (t != "full" && t != "shared")
-      return field_error(config, "indexer_types[" + std::to_string(i) + "] is \"" + t + "\"; expected full or shared");
-    // A shared indexer reuses the selection of the sparse-attention layer right before it.
-    if (t == "shared" && s.layer_types[i] == "deepseek_sparse_attention" &&
-        (i == 0 || s.layer_types[i - 1] != "deepseek_sparse_attention"))
-      return field_error(config, "layer " + std::to_string(i) + " shares the indexer of the previous layer, " +
-                                     "which is not a sparse-attention layer");
-  }
-  return s;
-}
-
 Result<MoeLayout> moe_layout(const io::ModelConfig& config) {
-  DAY0_ASSIGN_OR_RETURN(const Glm5Text s, read_text(config));
+  DAY0_ASSIGN_OR_RETURN(const Glm5Config s, read_glm5_config(config));
   MoeLayout layout{s.layers, 0, s.experts, s.top_k, s.shared};
   for (const auto& t : s.mlp_types) layout.moe_layers += t == "sparse" ? 1 : 0;
   return layout;
@@ -130,7 +48,7 @@ void set_role(std::vector<ExpectedTensor>& t, std::size_t first, TensorRole role
   for (std::size_t i = first; i < t.size(); ++i) t[i].role = role;
 }
 
-void add_text(std::vector<ExpectedTensor>& t, const Glm5Text& s) {
+void add_text(std::vector<ExpectedTensor>& t, const Glm5Config& s) {
   const DType b = DType::bf16;
   const u64 H = static_cast<u64>(s.hidden), m = static_cast<u64>(s.hc);
   const u64 mix = (2 + m) * m;
@@ -209,11 +127,19 @@ void add_text(std::vector<ExpectedTensor>& t, const Glm5Text& s) {
       t.push_back({f + "gate.e_score_correction_bias", b, {E}});
       set_role(t, first, TensorRole::router);
       first = t.size();
-      for (u64 e = 0; e < E; ++e) {
-        const std::string x = f + "experts." + std::to_string(e) + ".";
-        add_linear(t, x + "gate_proj", I, H, false);
-        add_linear(t, x + "up_proj", I, H, false);
-        add_linear(t, x + "down_proj", H, I, false);
+      if (s.mxfp4) {
+        const std::string x = f + "experts.";
+        t.push_back({x + "gate_up_proj_blocks", DType::u8, {E, 2 * I, H / 32, 16}});
+        t.push_back({x + "gate_up_proj_scales", DType::u8, {E, 2 * I, H / 32}});
+        t.push_back({x + "down_proj_blocks", DType::u8, {E, H, I / 32, 16}});
+        t.push_back({x + "down_proj_scales", DType::u8, {E, H, I / 32}});
+      } else {
+        for (u64 e = 0; e < E; ++e) {
+          const std::string x = f + "experts." + std::to_string(e) + ".";
+          add_linear(t, x + "gate_proj", I, H, false);
+          add_linear(t, x + "up_proj", I, H, false);
+          add_linear(t, x + "down_proj", H, I, false);
+        }
       }
       set_role(t, first, TensorRole::routed_experts);
       first = t.size();
@@ -244,12 +170,15 @@ Status add_vision(std::vector<ExpectedTensor>& t, const io::ConfigView& v) {
   DAY0_ASSIGN_OR_RETURN(const std::int64_t merge, v.get_int_or("spatial_merge_size", 2, {1, 64}));
   DAY0_ASSIGN_OR_RETURN(const bool bias, v.get_bool_or("attention_bias", true));
   if (hidden % heads != 0)
-    return error(ErrorCode::corrupt_data, v.field_name("hidden_size") + " is not a multiple of " + v.field_name("num_heads"));
+    return error(ErrorCode::corrupt_data,
+                 v.field_name("hidden_size") + " is not a multiple of " + v.field_name("num_heads"));
   const u64 Hv = static_cast<u64>(hidden), O = static_cast<u64>(out), P = static_cast<u64>(proj);
   const std::string p = "model.visual.";
   const std::size_t first = t.size();
-  t.push_back({p + "patch_embed.proj.weight", b,
-               {Hv, static_cast<u64>(channels), static_cast<u64>(temporal), static_cast<u64>(patch), static_cast<u64>(patch)}});
+  t.push_back(
+      {p + "patch_embed.proj.weight",
+       b,
+       {Hv, static_cast<u64>(channels), static_cast<u64>(temporal), static_cast<u64>(patch), static_cast<u64>(patch)}});
   t.push_back({p + "patch_embed.proj.bias", b, {Hv}});
   for (std::int64_t i = 0; i < depth; ++i) {
     const std::string k = p + "blocks." + std::to_string(i) + ".";
@@ -277,7 +206,7 @@ Status add_vision(std::vector<ExpectedTensor>& t, const io::ConfigView& v) {
 }
 
 Result<std::vector<ExpectedTensor>> expected_tensors(const io::ModelConfig& config) {
-  DAY0_ASSIGN_OR_RETURN(const Glm5Text s, read_text(config));
+  DAY0_ASSIGN_OR_RETURN(const Glm5Config s, read_glm5_config(config));
   std::vector<ExpectedTensor> t;
   add_text(t, s);
   if (const auto vision = config.vision()) DAY0_RETURN_IF_ERROR(add_vision(t, *vision));
@@ -293,7 +222,7 @@ const Architecture kGlm5Next{
     "KDA linear attention, DSA sparse attention over k-pools, mHC, MoE with shared experts, vision",
     &moe_layout,
     &expected_tensors,
-    nullptr,  // text generation lands with the CPU implementation of its blocks
+    &load_glm5_next,
 };
 
 }  // namespace day0::models

@@ -1,0 +1,318 @@
+// glm5_next (GLM-5.3-Flash) text generation on the CPU, following transformers'
+// Glm5NextForConditionalGeneration (text path):
+//   streams = embed(token) repeated hc_mult times                      [T, hc, H]
+//   per layer: attention site, then MLP site, each wrapped by mHC (blocks/hyper_connection.h):
+//     x = RMSNorm(collapse(streams)); y = KDA(x) or MLA(x, indexer selection); streams = expand(y)
+//     x = RMSNorm(collapse(streams)); y = MoE(x) or MLP(x);                    streams = expand(y)
+//   logits = lm_head(RMSNorm(mean over the streams))
+// A "shared" sparse-attention layer attends exactly the positions the layer before it selected.
+//
+// Session state: per sparse-attention layer the MLA latent cache and (when it has its own
+// indexer) the indexer cache; per KDA layer the recurrent and convolution state. The attention
+// caches rewind to any position; KDA state cannot, so the state keeps copies of the KDA states
+// at the end of the last few forward() calls and truncate() rewinds to the newest one not past
+// the requested position.
+#include <algorithm>
+#include <deque>
+#include <optional>
+
+#include "blocks/dsa_indexer.h"
+#include "blocks/hyper_connection.h"
+#include "blocks/kda.h"
+#include "blocks/mla_attention.h"
+#include "blocks/moe.h"
+#include "models/architecture.h"
+#include "models/glm5_next_config.h"
+#include "models/glm5_next_model.h"
+#include "models/weights.h"
+
+namespace day0::models {
+namespace {
+
+// KDA snapshots kept per session: one per forward() call, the newest kKdaSnapshots.
+constexpr std::size_t kKdaSnapshots = 4;
+
+struct Glm5Layer {
+  blocks::HcWeights attn_hc, ffn_hc;
+  cpu::Matrix input_norm, post_norm;
+  std::optional<blocks::KdaLayer> kda;
+  std::optional<blocks::MlaWeights> mla;
+  std::optional<blocks::IndexerWeights> indexer;
+  std::optional<blocks::MoeLayer> moe;
+  std::optional<blocks::DenseMlp> mlp;
+};
+
+class Glm5State final : public SessionState {
+ public:
+  struct Snapshot {
+    std::int64_t length = 0;
+    std::vector<blocks::KdaState> kda;
+  };
+
+  std::int64_t length() const override { return length_; }
+
+  std::int64_t truncate(std::int64_t tokens) override {
+    tokens = std::clamp<std::int64_t>(tokens, 0, length_);
+    if (tokens == length_) return length_;
+    if (!kda.empty()) {
+      // The newest snapshot not past `tokens`, else the empty state.
+      while (!snapshots.empty() && snapshots.back().length > tokens) snapshots.pop_back();
+      if (snapshots.empty()) {
+        tokens = 0;
+        for (auto& s : kda) s = blocks::new_kda_state(*kda_config);
+      } else {
+        tokens = snapshots.back().length;
+        kda = snapshots.back().kda;
+      }
+    }
+    for (auto& c : latent) c.truncate(tokens);
+    for (auto& c : index) c.truncate(tokens);
+    length_ = tokens;
+    return length_;
+  }
+
+  std::uint64_t bytes() const override {
+    std::uint64_t n = 0;
+    for (const auto& c : latent) n += c.bytes();
+    for (const auto& c : index) n += c.bytes();
+    for (const auto& s : kda) n += s.bytes();
+    for (const auto& snap : snapshots)
+      for (const auto& s : snap.kda) n += s.bytes();
+    return n;
+  }
+
+  void snapshot() {
+    if (kda.empty()) return;
+    snapshots.push_back({length_, kda});
+    while (snapshots.size() > kKdaSnapshots) snapshots.pop_front();
+  }
+
+  std::int64_t length_ = 0;
+  std::optional<blocks::KdaConfig> kda_config;
+  std::vector<blocks::MlaCache> latent;     // per sparse-attention layer (slot_ order)
+  std::vector<blocks::IndexerCache> index;  // per layer with its own indexer
+  std::vector<blocks::KdaState> kda;        // per KDA layer
+  std::deque<Snapshot> snapshots;           // oldest first
+};
+
+class Glm5Model final : public LoadedModel {
+ public:
+  Glm5Model(Glm5Config config, std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool, Glm5RunOptions run)
+      : s_(std::move(config)), checkpoint_(std::move(checkpoint)), pool_(pool), dense_(run.dense_attention) {}
+
+  Status bind(const io::ModelConfig& config) {
+    const WeightSource w(checkpoint_);
+    const std::int64_t H = s_.hidden;
+    hc_ = {s_.hc, H, s_.hc_iters, static_cast<float>(s_.rms_eps), static_cast<float>(s_.hc_eps)};
+    mla_ = {H, s_.heads, s_.q_lora, s_.kv_lora, s_.nope, s_.v_dim, s_.attn_bias, static_cast<float>(s_.rms_eps)};
+    indexer_ = {H, s_.q_lora, s_.index_heads, s_.index_dim, s_.kpool, s_.index_topk};
+    moe_.hidden = H;
+    moe_.experts = s_.experts;
+    moe_.top_k = s_.top_k;
+    moe_.inter = s_.moe_inter;
+    moe_.shared_inter = s_.moe_inter * s_.shared;
+    moe_.n_group = s_.n_group;
+    moe_.topk_group = s_.topk_group;
+    moe_.norm_topk_prob = s_.norm_topk_prob;
+    moe_.routed_scaling = static_cast<float>(s_.routed_scaling);
+    moe_.swiglu_limit = static_cast<float>(s_.swiglu_limit);
+    moe_.mxfp4 = s_.mxfp4;
+    bool any_kda = false;
+    for (std::int64_t l = 0; l < s_.layers; ++l) any_kda = any_kda || s_.is_kda(l);
+    if (any_kda) {
+      DAY0_ASSIGN_OR_RETURN(kda_, blocks::read_kda_config(config.text()));
+    }
+
+    const std::string root = "model.language_model.";
+    DAY0_ASSIGN_OR_RETURN(embed_, w.matrix(root + "embed_tokens.weight", s_.vocab, H));
+    DAY0_ASSIGN_OR_RETURN(final_norm_, w.vector(root + "norm.weight", H));
+    DAY0_ASSIGN_OR_RETURN(lm_head_, w.matrix(s_.tied ? root + "embed_tokens.weight" : "lm_head.weight", s_.vocab, H));
+    for (std::int64_t l = 0; l < s_.layers; ++l) {
+      const std::string p = root + "layers." + std::to_string(l) + ".";
+      Glm5Layer L;
+      DAY0_ASSIGN_OR_RETURN(L.attn_hc, blocks::bind_hyper_connection(w, hc_, p + "hc_attn_"));
+      DAY0_ASSIGN_OR_RETURN(L.ffn_hc, blocks::bind_hyper_connection(w, hc_, p + "hc_ffn_"));
+      DAY0_ASSIGN_OR_RETURN(L.input_norm, w.vector(p + "input_layernorm.weight", H));
+      DAY0_ASSIGN_OR_RETURN(L.post_norm, w.vector(p + "post_attention_layernorm.weight", H));
+      if (s_.is_kda(l)) {
+        DAY0_ASSIGN_OR_RETURN(L.kda, blocks::bind_kda_layer(w, *kda_, p + "self_attn"));
+        slot_.push_back(kda_layers_++);
+      } else {
+        DAY0_ASSIGN_OR_RETURN(L.mla, blocks::bind_mla(w, mla_, p + "self_attn."));
+        if (s_.has_indexer(l)) {
+          DAY0_ASSIGN_OR_RETURN(L.indexer, blocks::bind_indexer(w, indexer_, p + "self_attn.indexer."));
+          index_slot_.push_back(indexer_layers_++);
+        } else {
+          index_slot_.push_back(-1);
+        }
+        slot_.push_back(mla_layers_++);
+      }
+      if (s_.is_kda(l)) index_slot_.push_back(-1);
+      if (s_.is_moe(l)) {
+        DAY0_ASSIGN_OR_RETURN(L.moe, blocks::bind_moe(w, moe_, p + "mlp."));
+      } else {
+        DAY0_ASSIGN_OR_RETURN(L.mlp, blocks::bind_dense_mlp(w, p + "mlp.", H, s_.inter));
+      }
+      layers_.push_back(std::move(L));
+    }
+    return Status::ok();
+  }
+
+  std::int64_t vocab_size() const override { return s_.vocab; }
+  std::int64_t hidden_size() const override { return s_.hidden; }
+  std::int64_t max_context() const override { return s_.max_positions; }
+
+  std::unique_ptr<SessionState> new_state() const override {
+    auto state = std::make_unique<Glm5State>();
+    state->kda_config = kda_;
+    for (std::int64_t i = 0; i < mla_layers_; ++i) state->latent.emplace_back(s_.kv_lora);
+    for (std::int64_t i = 0; i < indexer_layers_; ++i) state->index.emplace_back(indexer_);
+    for (std::int64_t i = 0; i < kda_layers_; ++i) state->kda.push_back(blocks::new_kda_state(*kda_));
+    return state;
+  }
+
+  Status forward(SessionState& base_state, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
+                 ForwardTrace* trace) override {
+    auto& state = static_cast<Glm5State&>(base_state);
+    const auto T = static_cast<std::int64_t>(tokens.size());
+    const std::int64_t H = s_.hidden, m = s_.hc, pos0 = state.length();
+    if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
+    if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
+    if (pos0 + T > s_.max_positions)
+      return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
+                                                    " tokens; this model allows " + std::to_string(s_.max_positions));
+    for (const std::int32_t id : tokens)
+      if (id < 0 || id >= s_.vocab)
+        return error(ErrorCode::invalid_argument, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                                      std::to_string(s_.vocab - 1) + ")");
+
+    // streams: [T, hc, H], every stream starting as the embedding.
+    std::vector<float> x(static_cast<std::size_t>(T * H));
+    for (std::int64_t t = 0; t < T; ++t) cpu::decode_row(embed_, tokens[static_cast<std::size_t>(t)], x.data() + t * H);
+    if (trace) trace->append("hidden.embed", x.data(), x.size());
+    std::vector<float> streams(static_cast<std::size_t>(T * m * H));
+    for (std::int64_t t = 0; t < T; ++t)
+      for (std::int64_t i = 0; i < m; ++i) std::copy_n(x.data() + t * H, H, streams.data() + (t * m + i) * H);
+
+    std::vector<float> h(x.size()), y(x.size()), post(static_cast<std::size_t>(T * m)),
+        comb(static_cast<std::size_t>(T * m * m));
+    std::vector<std::int32_t> selection;  // the last indexer's [T, width] selection
+    for (std::int64_t l = 0; l < s_.layers; ++l) {
+      const Glm5Layer& L = layers_[static_cast<std::size_t>(l)];
+      const std::string tag = std::to_string(l);
+      blocks::hc_collapse(pool_, hc_, L.attn_hc, streams.data(), T, x.data(), post.data(), comb.data());
+      cpu::rms_norm(x.data(), T, H, L.input_norm, static_cast<float>(s_.rms_eps), h.data());
+      if (L.kda) {
+        blocks::KdaState& ks = state.kda[static_cast<std::size_t>(slot_[static_cast<std::size_t>(l)])];
+        blocks::KdaTrace kt;
+        DAY0_RETURN_IF_ERROR(
+            blocks::kda_forward(pool_, *kda_, *L.kda, ks, h.data(), T, y.data(), trace ? &kt : nullptr));
+        if (trace) trace->append("kda." + tag + ".state", kt.state.data(), kt.state.size());
+      } else {
+        DAY0_RETURN_IF_ERROR(attention(L, l, state, h.data(), T, pos0, selection, y.data(), trace));
+      }
+      if (trace) trace->append("attn." + tag + ".out", y.data(), y.size());
+      blocks::hc_expand(hc_, y.data(), post.data(), comb.data(), T, streams.data());
+
+      blocks::hc_collapse(pool_, hc_, L.ffn_hc, streams.data(), T, x.data(), post.data(), comb.data());
+      cpu::rms_norm(x.data(), T, H, L.post_norm, static_cast<float>(s_.rms_eps), h.data());
+      if (L.moe) {
+        std::vector<std::int32_t> ids;
+        std::vector<float> weights;
+        blocks::moe_forward(pool_, moe_, *L.moe, h.data(), T, y.data(), trace ? &ids : nullptr,
+                            trace ? &weights : nullptr);
+        if (trace) {
+          const std::vector<float> as_float(ids.begin(), ids.end());
+          trace->append("router." + tag + ".topk", as_float.data(), as_float.size());
+          trace->append("router." + tag + ".weights", weights.data(), weights.size());
+        }
+      } else {
+        blocks::dense_mlp_forward(pool_, *L.mlp, static_cast<float>(s_.swiglu_limit), h.data(), T, y.data());
+      }
+      blocks::hc_expand(hc_, y.data(), post.data(), comb.data(), T, streams.data());
+      if (trace) trace->append("hidden." + tag, streams.data(), streams.size());
+    }
+    state.length_ = pos0 + T;
+    state.snapshot();
+
+    // The head: mean of the streams, RMSNorm, lm_head.
+    for (std::int64_t t = 0; t < T; ++t) {
+      float* o = x.data() + t * H;
+      std::fill_n(o, H, 0.0f);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t k = 0; k < H; ++k) o[k] += streams[static_cast<std::size_t>((t * m + i) * H + k)];
+      for (std::int64_t k = 0; k < H; ++k) o[k] /= static_cast<float>(m);
+    }
+    cpu::rms_norm(x.data(), T, H, final_norm_, static_cast<float>(s_.rms_eps), h.data());
+    if (trace) trace->append("hidden.final_norm", h.data(), h.size());
+    if (logit_rows > 0) cpu::linear(pool_, h.data() + (T - logit_rows) * H, logit_rows, lm_head_, nullptr, logits);
+    return Status::ok();
+  }
+
+ private:
+  // One MLA layer: caches the latent, selects (own indexer or the previous layer's selection)
+  // and attends. selection: in/out, the [T, width] selection handed from layer to layer.
+  Status attention(const Glm5Layer& L, std::int64_t l, Glm5State& state, const float* h, std::int64_t T,
+                   std::int64_t pos0, std::vector<std::int32_t>& selection, float* out, ForwardTrace* trace) {
+    blocks::MlaCache& cache = state.latent[static_cast<std::size_t>(slot_[static_cast<std::size_t>(l)])];
+    if (cache.length() != pos0)
+      return error(ErrorCode::internal, "layer " + std::to_string(l) + " caches " + std::to_string(cache.length()) +
+                                            " positions but the session holds " + std::to_string(pos0));
+    std::vector<float> q_resid(static_cast<std::size_t>(T * s_.q_lora)),
+        latent(static_cast<std::size_t>(T * s_.kv_lora));
+    blocks::mla_project(pool_, mla_, *L.mla, h, T, q_resid.data(), latent.data());
+    cache.append(latent.data(), T);
+    const std::int64_t width = indexer_.width();
+    if (L.indexer) {
+      selection.assign(static_cast<std::size_t>(T * width), -1);
+      blocks::indexer_select(pool_, indexer_, *L.indexer,
+                             state.index[static_cast<std::size_t>(index_slot_[static_cast<std::size_t>(l)])], h,
+                             q_resid.data(), T, selection.data());
+    }
+    // (A shared layer keeps the selection the previous layer left: config reading guarantees
+    // that layer is a sparse-attention layer with its own indexer.)
+    if (trace) {
+      const std::vector<float> as_float(selection.begin(), selection.end());
+      trace->append("indexer." + std::to_string(l) + ".topk", as_float.data(), as_float.size());
+    }
+    blocks::mla_attend(pool_, mla_, *L.mla, cache, q_resid.data(), T, pos0, dense_ ? nullptr : selection.data(), width,
+                       out);
+    return Status::ok();
+  }
+
+  Glm5Config s_;
+  std::shared_ptr<const io::Checkpoint> checkpoint_;
+  ThreadPool& pool_;
+  blocks::HcConfig hc_;
+  blocks::MlaConfig mla_;
+  blocks::IndexerConfig indexer_;
+  blocks::MoeConfig moe_;
+  std::optional<blocks::KdaConfig> kda_;
+  cpu::Matrix embed_, final_norm_, lm_head_;
+  std::vector<Glm5Layer> layers_;
+  std::vector<std::int64_t> slot_;        // per layer: index into the session's KDA or MLA caches
+  std::vector<std::int64_t> index_slot_;  // per layer: index into the indexer caches, or -1
+  std::int64_t kda_layers_ = 0, mla_layers_ = 0, indexer_layers_ = 0;
+  bool dense_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LoadedModel>> load_glm5_next(const io::ModelConfig& config,
+                                                    std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool,
+                                                    const LoadOptions& options) {
+  return load_glm5_next(config, std::move(checkpoint), pool, options, Glm5RunOptions{});
+}
+
+Result<std::unique_ptr<LoadedModel>> load_glm5_next(const io::ModelConfig& config,
+                                                    std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool,
+                                                    const LoadOptions& options, const Glm5RunOptions& run) {
+  (void)options;  // glm5_next's caches are per-layer vectors; kv_page_tokens does not apply
+  DAY0_ASSIGN_OR_RETURN(Glm5Config s, read_glm5_config(config));
+  DAY0_RETURN_IF_ERROR(check_glm5_runnable(config, s));
+  auto model = std::make_unique<Glm5Model>(std::move(s), std::move(checkpoint), pool, run);
+  DAY0_RETURN_IF_ERROR(model->bind(config));
+  return std::unique_ptr<LoadedModel>(std::move(model));
+}
+
+}  // namespace day0::models
