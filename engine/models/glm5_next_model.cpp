@@ -207,7 +207,9 @@ class Glm5Model final : public LoadedModel {
         blocks::KdaTrace kt;
         DAY0_RETURN_IF_ERROR(
             blocks::kda_forward(pool_, *kda_, *L.kda, ks, h.data(), T, y.data(), trace ? &kt : nullptr));
-        if (trace) trace->append("kda." + tag + ".state", kt.state.data(), kt.state.size());
+        // One state per call, not one row per token: named apart from the reference's
+        // kda.<l>.state so that per-token-row comparisons leave it alone.
+        if (trace) trace->append("kda." + tag + ".final_state", kt.state.data(), kt.state.size());
       } else {
         DAY0_RETURN_IF_ERROR(attention(L, l, state, h.data(), T, pos0, selection, y.data(), trace));
       }

@@ -129,6 +129,7 @@ TENSOR_DOC = {
     "indexer.<l>.topk": "I32 [T,index_topk+kpool-1]: raw token positions the DSA layer attends "
                         "(selected complete pools, then the incomplete tail), -1 padded, decode path; "
                         "for a shared layer, the selection it received from the layer before.",
+    "kda.<l>.state": "F32 [1,heads*d_k*d_v]: KDA layer l's recurrent state after the last prompt token, decode path.",
     "greedy_prompt": "I32 [P]: prompt of the greedy run (first P ids of input_ids).",
     "greedy_ids": "I32 [N]: greedy tokens, decoded token by token with the cache.",
     "greedy_top2_gap": "F32 [N]: top-1 minus top-2 logit at each greedy step.",
@@ -407,14 +408,29 @@ def decode(model, ids, dev, cap=None):
     return torch.stack(rows), cache
 
 
+def kda_states(model, cache):
+    """The recurrent state [heads, d_k, d_v] of every KDA layer in the cache, one row each."""
+    out = {}
+    for i, t in enumerate(model.model.language_model.config.layer_types):
+        if t != "linear_attention":
+            continue
+        try:
+            st = cache.layers[i].recurrent_states[0]  # as Glm5NextTextLinearAttention reads it
+            out[f"kda.{i}.state"] = st.detach().float().reshape(1, -1).cpu()
+        except Exception as e:  # noqa: BLE001
+            log(f"no KDA state for layer {i}: {type(e).__name__}: {e}")
+    return out
+
+
 def reference(model, ids, dev, greedy_prompt, n_new):
     res, figs = {}, {}
     cap = Capture(model)
     try:
-        logits, _ = decode(model, ids, dev)
+        logits, cache = decode(model, ids, dev)
         res.update(cap.take())
     finally:
         cap.remove()
+    res.update(kda_states(model, cache))
     res["logits"] = logits
     res["input_ids"] = ids.to(torch.int32)
 
