@@ -10,8 +10,11 @@
 // Session state: per sparse-attention layer the MLA latent cache and (when it has its own
 // indexer) the indexer cache; per KDA layer the recurrent and convolution state. The attention
 // caches rewind to any position; KDA state cannot, so the state keeps copies of the KDA states
-// at the end of the last few forward() calls and truncate() rewinds to the newest one not past
-// the requested position.
+// and truncate() rewinds to the newest one not past the requested position. Copies are taken
+// where conversations branch: a call that feeds several tokens (a prompt) is run as all but its
+// last token, then the last, with a copy after each (regenerating a reply rewinds to the
+// prompt's last-but-one token, as the engine does); single-token calls (decoding) keep a copy
+// too, fewer of them.
 #include <algorithm>
 #include <deque>
 #include <optional>
@@ -29,8 +32,10 @@
 namespace day0::models {
 namespace {
 
-// KDA snapshots kept per session: one per forward() call, the newest kKdaSnapshots.
-constexpr std::size_t kKdaSnapshots = 4;
+// KDA snapshots kept per session: the newest from multi-token calls (two per call) and from
+// single-token calls. Each holds every KDA layer's state (GLM-5.3-Flash: about 140 MB).
+constexpr std::size_t kPromptSnapshots = 4;
+constexpr std::size_t kStepSnapshots = 2;
 
 struct Glm5Layer {
   blocks::HcWeights attn_hc, ffn_hc;
@@ -56,13 +61,17 @@ class Glm5State final : public SessionState {
     if (tokens == length_) return length_;
     if (!kda.empty()) {
       // The newest snapshot not past `tokens`, else the empty state.
-      while (!snapshots.empty() && snapshots.back().length > tokens) snapshots.pop_back();
-      if (snapshots.empty()) {
+      for (auto* q : {&prompt_snapshots, &step_snapshots})
+        while (!q->empty() && q->back().length > tokens) q->pop_back();
+      const Snapshot* best = nullptr;
+      for (auto* q : {&prompt_snapshots, &step_snapshots})
+        if (!q->empty() && (best == nullptr || q->back().length > best->length)) best = &q->back();
+      if (best == nullptr) {
         tokens = 0;
         for (auto& s : kda) s = blocks::new_kda_state(*kda_config);
       } else {
-        tokens = snapshots.back().length;
-        kda = snapshots.back().kda;
+        tokens = best->length;
+        kda = best->kda;
       }
     }
     for (auto& c : latent) c.truncate(tokens);
@@ -76,23 +85,25 @@ class Glm5State final : public SessionState {
     for (const auto& c : latent) n += c.bytes();
     for (const auto& c : index) n += c.bytes();
     for (const auto& s : kda) n += s.bytes();
-    for (const auto& snap : snapshots)
-      for (const auto& s : snap.kda) n += s.bytes();
+    for (const auto* q : {&prompt_snapshots, &step_snapshots})
+      for (const auto& snap : *q)
+        for (const auto& s : snap.kda) n += s.bytes();
     return n;
   }
 
-  void snapshot() {
+  void snapshot(bool prompt) {
     if (kda.empty()) return;
-    snapshots.push_back({length_, kda});
-    while (snapshots.size() > kKdaSnapshots) snapshots.pop_front();
+    auto& q = prompt ? prompt_snapshots : step_snapshots;
+    q.push_back({length_, kda});
+    while (q.size() > (prompt ? kPromptSnapshots : kStepSnapshots)) q.pop_front();
   }
 
   std::int64_t length_ = 0;
   std::optional<blocks::KdaConfig> kda_config;
-  std::vector<blocks::MlaCache> latent;     // per sparse-attention layer (slot_ order)
-  std::vector<blocks::IndexerCache> index;  // per layer with its own indexer
-  std::vector<blocks::KdaState> kda;        // per KDA layer
-  std::deque<Snapshot> snapshots;           // oldest first
+  std::vector<blocks::MlaCache> latent;                   // per sparse-attention layer (slot_ order)
+  std::vector<blocks::IndexerCache> index;                // per layer with its own indexer
+  std::vector<blocks::KdaState> kda;                      // per KDA layer
+  std::deque<Snapshot> prompt_snapshots, step_snapshots;  // oldest first
 };
 
 class Glm5Model final : public LoadedModel {
@@ -175,7 +186,7 @@ class Glm5Model final : public LoadedModel {
                  ForwardTrace* trace) override {
     auto& state = static_cast<Glm5State&>(base_state);
     const auto T = static_cast<std::int64_t>(tokens.size());
-    const std::int64_t H = s_.hidden, m = s_.hc, pos0 = state.length();
+    const std::int64_t pos0 = state.length();
     if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
     if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
     if (pos0 + T > s_.max_positions)
@@ -186,6 +197,25 @@ class Glm5Model final : public LoadedModel {
         return error(ErrorCode::invalid_argument, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
                                                       std::to_string(s_.vocab - 1) + ")");
 
+    if (kda_layers_ > 0 && T > 1) {
+      const std::int64_t first_rows = std::max<std::int64_t>(logit_rows - 1, 0);
+      DAY0_RETURN_IF_ERROR(run(state, tokens.first(static_cast<std::size_t>(T - 1)), first_rows, logits, trace));
+      state.snapshot(true);
+      DAY0_RETURN_IF_ERROR(run(state, tokens.last(1), logit_rows > 0 ? 1 : 0, logits + first_rows * s_.vocab, trace));
+      state.snapshot(true);
+      return Status::ok();
+    }
+    DAY0_RETURN_IF_ERROR(run(state, tokens, logit_rows, logits, trace));
+    state.snapshot(T > 1);
+    return Status::ok();
+  }
+
+ private:
+  // The forward pass proper over checked tokens.
+  Status run(Glm5State& state, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
+             ForwardTrace* trace) {
+    const auto T = static_cast<std::int64_t>(tokens.size());
+    const std::int64_t H = s_.hidden, m = s_.hc, pos0 = state.length();
     // streams: [T, hc, H], every stream starting as the embedding.
     std::vector<float> x(static_cast<std::size_t>(T * H));
     for (std::int64_t t = 0; t < T; ++t) cpu::decode_row(embed_, tokens[static_cast<std::size_t>(t)], x.data() + t * H);
@@ -207,9 +237,9 @@ class Glm5Model final : public LoadedModel {
         blocks::KdaTrace kt;
         DAY0_RETURN_IF_ERROR(
             blocks::kda_forward(pool_, *kda_, *L.kda, ks, h.data(), T, y.data(), trace ? &kt : nullptr));
-        // One state per call, not one row per token: named apart from the reference's
-        // kda.<l>.state so that per-token-row comparisons leave it alone.
-        if (trace) trace->append("kda." + tag + ".final_state", kt.state.data(), kt.state.size());
+        // The state after the last token fed, not one row per token: named apart from the
+        // reference's kda.<l>.state so that per-token-row comparisons leave it alone.
+        if (trace) trace->tensors["kda." + tag + ".final_state"] = kt.state;
       } else {
         DAY0_RETURN_IF_ERROR(attention(L, l, state, h.data(), T, pos0, selection, y.data(), trace));
       }
@@ -235,7 +265,6 @@ class Glm5Model final : public LoadedModel {
       if (trace) trace->append("hidden." + tag, streams.data(), streams.size());
     }
     state.length_ = pos0 + T;
-    state.snapshot();
 
     // The head: mean of the streams, RMSNorm, lm_head.
     for (std::int64_t t = 0; t < T; ++t) {
@@ -251,7 +280,6 @@ class Glm5Model final : public LoadedModel {
     return Status::ok();
   }
 
- private:
   // One MLA layer: caches the latent, selects (own indexer or the previous layer's selection)
   // and attends. selection: in/out, the [T, width] selection handed from layer to layer.
   Status attention(const Glm5Layer& L, std::int64_t l, Glm5State& state, const float* h, std::int64_t T,
