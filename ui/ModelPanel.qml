@@ -1,140 +1,221 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 
-// Opening a model folder: what Day0 knows about it before loading.
+// What Day0 knows about the inspected model folder before loading it: architecture, size,
+// experts and their format, support, whether it fits; then Load (with progress) or Unload.
 Item {
     id: panel
-    required property QtObject controller
-    readonly property var info: controller.modelInfo
-    readonly property bool hasModel: info.modelType !== undefined
+    required property QtObject models
+    readonly property var info: models.info
+    readonly property bool hasInfo: info.modelType !== undefined
+    readonly property bool isLoaded: models.loaded && models.loadedDir === info.dir
+    property bool showReport: false
 
     function formatCount(n) {
-        if (n >= 1e9) return (n / 1e9).toFixed(2) + " B"
-        if (n >= 1e6) return (n / 1e6).toFixed(2) + " M"
+        if (n >= 1e9) return (n / 1e9).toFixed(1) + " B"
+        if (n >= 1e6) return (n / 1e6).toFixed(1) + " M"
         if (n >= 1e3) return (n / 1e3).toFixed(1) + " K"
         return String(n)
     }
 
-    FolderDialog {
-        id: folderDialog
-        title: qsTr("Open a model folder (config.json, *.safetensors)")
-        onAccepted: panel.controller.inspectFolder(selectedFolder)
+    component Fact: ColumnLayout {
+        property string label
+        property string value
+        property color valueColor: Theme.text
+        spacing: 2
+        Layout.fillWidth: true
+        Label { text: parent.label; color: Theme.textMuted; font.pixelSize: Theme.fontSmall }
+        Label {
+            text: parent.value
+            color: parent.valueColor
+            font.pixelSize: Theme.fontBody
+            font.weight: Font.DemiBold
+            elide: Text.ElideRight
+            Layout.fillWidth: true
+        }
     }
 
     ColumnLayout {
         anchors.fill: parent
-        spacing: 16
+        spacing: 14
+        visible: panel.hasInfo
 
         RowLayout {
             Layout.fillWidth: true
             spacing: 12
-            Label {
-                text: panel.hasModel ? qsTr("Model") : qsTr("Open a model to begin")
-                font.pixelSize: 22
+            ColumnLayout {
                 Layout.fillWidth: true
-            }
-            BusyIndicator {
-                running: panel.controller.busy
-                visible: running
-                implicitHeight: 36
-                implicitWidth: 36
-            }
-            Button {
-                text: qsTr("Open model folder…")
-                highlighted: true
-                enabled: !panel.controller.busy
-                onClicked: folderDialog.open()
-            }
-        }
-
-        Pane {
-            visible: panel.controller.errorMessage.length > 0
-            Layout.fillWidth: true
-            background: Rectangle { color: "#fdecea"; radius: 4; border.color: "#f5c2c0" }
-            RowLayout {
-                anchors.fill: parent
+                spacing: 2
                 Label {
-                    text: panel.controller.errorMessage
-                    color: "#8a1c1c"
-                    wrapMode: Text.Wrap
+                    text: panel.info.name || ""
+                    font.pixelSize: 20
+                    font.weight: Font.DemiBold
+                    color: Theme.text
+                    elide: Text.ElideMiddle
                     Layout.fillWidth: true
                 }
-                ToolButton {
-                    text: qsTr("Dismiss")
-                    onClicked: panel.controller.dismissError()
+                Label {
+                    text: panel.info.dir || ""
+                    color: Theme.textFaint
+                    font.pixelSize: Theme.fontSmall
+                    elide: Text.ElideMiddle
+                    Layout.fillWidth: true
+                }
+            }
+            Rectangle {
+                radius: 11
+                implicitHeight: 22
+                implicitWidth: supportLabel.implicitWidth + 18
+                color: panel.info.supported ? Qt.rgba(Theme.success.r, Theme.success.g, Theme.success.b, 0.14)
+                                            : Theme.dangerSoft
+                Label {
+                    id: supportLabel
+                    anchors.centerIn: parent
+                    text: panel.info.supported ? qsTr("Supported") : qsTr("Not supported")
+                    color: panel.info.supported ? Theme.success : Theme.danger
+                    font.pixelSize: Theme.fontSmall
+                    font.weight: Font.DemiBold
                 }
             }
         }
 
         Label {
-            visible: !panel.hasModel
+            visible: (panel.info.supportNote || "").length > 0
             Layout.fillWidth: true
+            text: panel.info.supportNote || ""
             wrapMode: Text.Wrap
-            opacity: 0.8
-            text: qsTr("Day0 runs models straight from the checkpoint as released: pick a Hugging Face " +
-                       "model folder holding config.json and its .safetensors files (or just config.json " +
-                       "and model.safetensors.index.json to plan a download). Supported families: gpt-oss " +
-                       "(MXFP4 experts) and GLM-5.3-Flash (glm5_next).")
-        }
-
-        Label {
-            visible: panel.hasModel && panel.info.demo === true
-            text: qsTr("Random-weight demo model: it runs end to end, but its replies are noise. Open a real checkpoint to chat for real.")
-            color: "#8a5a00"
-            wrapMode: Text.Wrap
-            Layout.fillWidth: true
+            color: panel.info.supported ? Theme.textMuted : Theme.danger
+            font.pixelSize: 13
         }
 
         GridLayout {
-            visible: panel.hasModel
-            columns: 4
-            columnSpacing: 24
-            rowSpacing: 8
             Layout.fillWidth: true
-            Label { text: qsTr("Architecture"); opacity: 0.7 }
-            Label { text: panel.info.modelType || ""; font.bold: true }
-            Label { text: qsTr("Family"); opacity: 0.7 }
-            Label {
-                text: panel.info.supported ? panel.info.family + qsTr(" — supported") : qsTr("not supported")
-                color: panel.info.supported ? "#2e7d32" : "#c62828"
-                font.bold: true
+            columns: 3
+            columnSpacing: 18
+            rowSpacing: 14
+            Fact { label: qsTr("Architecture"); value: (panel.info.modelType || "") + (panel.info.family ? "  ·  " + panel.info.family : "") }
+            Fact { label: qsTr("Parameters"); value: panel.formatCount(panel.info.totalParams || 0) + qsTr(" total, ") + panel.formatCount(panel.info.activeParams || 0) + qsTr(" active") }
+            Fact { label: qsTr("Size on disk"); value: panel.info.sizeText || "" }
+            Fact {
+                label: qsTr("Experts")
+                value: (panel.info.routedExperts || 0) > 0 ? qsTr("%1 routed, top-%2").arg(panel.info.routedExperts).arg(panel.info.expertsPerToken) : qsTr("dense")
             }
-            Label { text: qsTr("Parameters"); opacity: 0.7 }
-            Label { text: panel.formatCount(panel.info.totalParams || 0) + qsTr(" total") }
-            Label { text: qsTr("Active per token"); opacity: 0.7 }
-            Label { text: panel.formatCount(panel.info.activeParams || 0) }
-            Label { text: qsTr("Experts"); opacity: 0.7 }
-            Label {
-                text: (panel.info.routedExperts || 0) > 0
-                      ? qsTr("%1 routed, top-%2").arg(panel.info.routedExperts).arg(panel.info.expertsPerToken)
-                      : qsTr("dense")
-            }
-            Label { text: qsTr("Expert format"); opacity: 0.7 }
-            Label { text: panel.info.expertFormat || "" }
+            Fact { label: qsTr("Expert format"); value: panel.info.expertFormat || "" }
+            Fact { label: qsTr("Layers"); value: String(panel.info.layers || 0) + (panel.info.hasVision ? qsTr(" · vision tower") : "") }
         }
 
-        Frame {
-            visible: panel.hasModel
+        Rectangle {
             Layout.fillWidth: true
-            Layout.fillHeight: true
-            ScrollView {
-                anchors.fill: parent
-                TextArea {
-                    readOnly: true
-                    selectByMouse: true
-                    text: panel.controller.modelReport
-                    font.family: "monospace"
-                    font.pixelSize: 12
-                    wrapMode: Text.NoWrap
+            implicitHeight: fitRow.implicitHeight + 16
+            radius: 8
+            color: panel.info.fits ? Theme.surfaceAlt : Theme.warningSoft
+            RowLayout {
+                id: fitRow
+                x: 12
+                y: 8
+                width: parent.width - 24
+                Icon { iconName: panel.info.fits ? "check" : "info"; iconSize: 16; color: panel.info.fits ? Theme.success : Theme.warning }
+                Label {
+                    Layout.fillWidth: true
+                    text: panel.info.fitText || ""
+                    wrapMode: Text.Wrap
+                    color: Theme.text
+                    font.pixelSize: 13
                 }
             }
         }
 
-        Item {
-            visible: !panel.hasModel
+        // Loading.
+        ColumnLayout {
+            Layout.fillWidth: true
+            spacing: 6
+            visible: panel.models.loading || (panel.isLoaded && panel.models.progressText.length > 0)
+            ProgressBar {
+                Layout.fillWidth: true
+                visible: panel.models.loading
+                value: panel.models.progress
+                indeterminate: panel.models.progress <= 0
+                Accessible.name: qsTr("Loading progress")
+            }
+            Label {
+                Layout.fillWidth: true
+                text: panel.models.progressText
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSmall
+                elide: Text.ElideRight
+            }
+        }
+
+        RowLayout {
+            Layout.fillWidth: true
+            spacing: 8
+            PillButton {
+                visible: !panel.isLoaded && !panel.models.loading
+                primary: true
+                text: qsTr("Load model")
+                enabled: panel.info.supported === true && panel.info.weightsPresent === true
+                onClicked: panel.models.loadInspected()
+            }
+            PillButton {
+                visible: panel.models.loading
+                text: qsTr("Cancel")
+                onClicked: panel.models.cancelLoad()
+            }
+            PillButton {
+                visible: panel.isLoaded
+                text: qsTr("Unload")
+                onClicked: panel.models.unload()
+            }
+            Item { Layout.fillWidth: true }
+            PillButton {
+                text: panel.showReport ? qsTr("Hide details") : qsTr("Tensor details")
+                onClicked: panel.showReport = !panel.showReport
+            }
+        }
+
+        Rectangle {
+            Layout.fillWidth: true
             Layout.fillHeight: true
+            visible: panel.showReport
+            radius: 8
+            color: Theme.codeBackground
+            border.color: Theme.border
+            ScrollView {
+                anchors.fill: parent
+                anchors.margins: 1
+                TextArea {
+                    readOnly: true
+                    selectByMouse: true
+                    text: panel.models.report
+                    font.family: Theme.monoFamily
+                    font.pixelSize: 12
+                    color: Theme.codeText
+                    wrapMode: Text.NoWrap
+                    background: null
+                    Accessible.name: qsTr("Inspection report")
+                }
+            }
+        }
+        Item { Layout.fillHeight: true; visible: !panel.showReport }
+    }
+
+    ColumnLayout {
+        anchors.centerIn: parent
+        width: parent.width - 40
+        visible: !panel.hasInfo
+        spacing: 10
+        BusyIndicator {
+            Layout.alignment: Qt.AlignHCenter
+            running: panel.models.inspecting
+            visible: running
+        }
+        Label {
+            Layout.fillWidth: true
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
+            color: Theme.textMuted
+            text: qsTr("Open a Hugging Face model folder (config.json, tokenizer.json and the .safetensors shards; config.json with model.safetensors.index.json is enough to plan a download). Day0 shows what it is and whether it fits before loading anything.")
         }
     }
 }

@@ -1,80 +1,145 @@
 #include "gui/app_controller.h"
 
-#include <QtConcurrent/QtConcurrentRun>
+#include <unistd.h>
 
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+#include <fstream>
+
+#include "bridge/engine_bridge.h"
 #include "day0/devices.h"
-#include "day0/model_info.h"
 #include "day0/version.h"
+#include "gui/app_settings.h"
+#include "gui/chat_controller.h"
+#include "gui/image_attachments.h"
+#include "gui/model_manager.h"
 
 namespace day0::app {
+namespace {
 
-AppController::AppController(QObject* parent) : QObject(parent) {
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// Resident memory of this process, in bytes.
+qint64 resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  long long pages_total = 0, pages_resident = 0;
+  in >> pages_total >> pages_resident;
+  return pages_resident * static_cast<qint64>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+AppPaths AppController::defaultPaths() {
+  AppPaths paths;
+  QString config = qEnvironmentVariable("XDG_CONFIG_HOME");
+  if (config.isEmpty()) config = QDir::homePath() + QStringLiteral("/.config");
+  paths.settingsFile = config + QStringLiteral("/day0/day0.ini");
+  paths.dataFolder = AppSettings::storedDataFolder(paths.settingsFile);
+  return paths;
+}
+
+AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(parent) {
   const BuildInfo build = build_info();
-  version_ = QString::fromStdString(build.version);
+  version_ = qs(build.version);
   buildSummary_ = QStringLiteral("%1 build, CUDA %2")
-                      .arg(QString::fromStdString(build.build_type),
-                           build.cuda ? QStringLiteral("on") : QStringLiteral("off"));
+                      .arg(qs(build.build_type), build.cuda ? QStringLiteral("on") : QStringLiteral("off"));
   const DeviceReport report = discover_devices();
   gpuAvailable_ = !report.gpus.empty();
-  for (const auto& line : describe_devices(report)) devices_ << QString::fromStdString(line);
-  connect(&watcher_, &QFutureWatcher<InspectOutcome>::finished, this, &AppController::onInspectFinished);
+  gpuProblem_ = qs(report.gpu_problem);
+  for (const auto& line : describe_devices(report)) devices_ << qs(line);
+  deviceChoices_.append(QVariantMap{
+      {QStringLiteral("id"), QStringLiteral("cpu")},
+      {QStringLiteral("label"), tr("CPU — %1, %2 threads").arg(qs(report.cpu.name)).arg(report.cpu.threads)}});
+  for (const auto& g : report.gpus) {
+    deviceChoices_.append(
+        QVariantMap{{QStringLiteral("id"), QStringLiteral("cuda:%1").arg(g.index)},
+                    {QStringLiteral("label"),
+                     tr("GPU %1 — %2, %3")
+                         .arg(g.index)
+                         .arg(qs(g.name), ModelManager::formatBytes(static_cast<double>(g.total_memory)))}});
+  }
+
+  QDir().mkpath(paths.dataFolder);
+  QDir().mkpath(QFileInfo(paths.settingsFile).absolutePath());
+  settings_ = new AppSettings(paths.settingsFile, paths.dataFolder, this);
+  bridge_ = std::make_unique<EngineBridge>();
+  models_ = new ModelManager(bridge_.get(), settings_, this);
+  attachments_ = std::make_shared<AttachmentSource>();
+  chat_ = new ChatController(bridge_.get(), models_, settings_, paths.dataFolder + QStringLiteral("/history.db"),
+                             attachments_, this);
+
+  connect(models_, &ModelManager::errorOccurred, this, &AppController::showError);
+  connect(models_, &ModelManager::noticeOccurred, this, &AppController::showNotice);
+  connect(chat_, &ChatController::errorOccurred, this, &AppController::showError);
+  connect(chat_, &ChatController::noticeOccurred, this, &AppController::showNotice);
+  connect(bridge_.get(), &EngineBridge::statsChanged, this, &AppController::statsChanged);
+  connect(models_, &ModelManager::loadStateChanged, this, &AppController::statsChanged);
+  memoryTimer_.setInterval(2000);
+  connect(&memoryTimer_, &QTimer::timeout, this, &AppController::updateMemory);
+  memoryTimer_.start();
+  updateMemory();
 }
 
-AppController::~AppController() { watcher_.waitForFinished(); }
-
-void AppController::inspectFolder(const QUrl& folder) {
-  if (busy_) return;
-  const QString path = folder.isLocalFile() ? folder.toLocalFile() : folder.toString();
-  busy_ = true;
-  emit busyChanged();
-  watcher_.setFuture(QtConcurrent::run([path]() {
-    InspectOutcome outcome;
-    const auto info = inspect_model(path.toStdString());
-    if (!info) {
-      outcome.error = QString::fromStdString(info.status().message());
-      return outcome;
-    }
-    outcome.report = QString::fromStdString(format_model_info(*info));
-    outcome.info = {
-        {"dir", QString::fromStdString(info->dir.string())},
-        {"modelType", QString::fromStdString(info->model_type)},
-        {"family", QString::fromStdString(info->family)},
-        {"supported", info->supported},
-        {"demo", info->demo},
-        {"supportNote", QString::fromStdString(info->support_note)},
-        {"weightsPresent", info->weights_present},
-        {"totalParams", static_cast<double>(info->total_params)},
-        {"activeParams", static_cast<double>(info->active_params_per_token)},
-        {"expertFormat", QString::fromStdString(info->expert_format)},
-        {"routedExperts", static_cast<qlonglong>(info->routed_experts)},
-        {"expertsPerToken", static_cast<qlonglong>(info->experts_per_token)},
-        {"tensorBytes", static_cast<double>(info->tensor_bytes)},
-        {"hasVision", info->has_vision},
-    };
-    return outcome;
-  }));
+AppController::~AppController() {
+  // The chat stores what is streaming before the engine goes.
+  delete chat_;
+  chat_ = nullptr;
+  bridge_.reset();
 }
 
-void AppController::onInspectFinished() {
-  const InspectOutcome outcome = watcher_.result();
-  busy_ = false;
-  emit busyChanged();
-  if (!outcome.error.isEmpty()) {
-    setError(outcome.error);
+QObject* AppController::settingsObject() const { return settings_; }
+QObject* AppController::modelsObject() const { return models_; }
+QObject* AppController::chatObject() const { return chat_; }
+double AppController::tokensPerSecond() const { return bridge_->tokensPerSecond(); }
+double AppController::timeToFirstTokenMs() const { return bridge_->timeToFirstTokenMs(); }
+qint64 AppController::contextUsed() const { return bridge_->contextUsed(); }
+qint64 AppController::contextTotal() const { return bridge_->contextTotal(); }
+
+void AppController::start(const QString& model) {
+  const bool firstRun = settings_->firstRun();
+  settings_->setFirstRunDone();
+  if (!model.isEmpty()) {
+    models_->load(QFileInfo(model).absoluteFilePath());
     return;
   }
-  modelInfo_ = outcome.info;
-  modelReport_ = outcome.report;
-  emit modelInfoChanged();
-  setError({});
+  if (firstRun) {
+    if (!models_->demoModelPath().isEmpty()) models_->load(models_->demoModelPath());
+    return;
+  }
+  const QStringList recent = settings_->recentModels();
+  if (!recent.isEmpty() && QFileInfo::exists(recent.first() + QStringLiteral("/config.json")))
+    models_->load(recent.first());
 }
 
-void AppController::dismissError() { setError({}); }
-
-void AppController::setError(const QString& message) {
-  if (message == errorMessage_) return;
+void AppController::showError(const QString& message) {
+  if (errorMessage_ == message) return;
   errorMessage_ = message;
-  emit errorMessageChanged();
+  emit bannerChanged();
+}
+
+void AppController::showNotice(const QString& message) {
+  noticeMessage_ = message;
+  emit bannerChanged();
+}
+
+void AppController::dismissError() {
+  if (errorMessage_.isEmpty()) return;
+  errorMessage_.clear();
+  emit bannerChanged();
+}
+
+void AppController::dismissNotice() {
+  if (noticeMessage_.isEmpty()) return;
+  noticeMessage_.clear();
+  emit bannerChanged();
+}
+
+void AppController::updateMemory() {
+  const QString text = ModelManager::formatBytes(static_cast<double>(resident_bytes()));
+  if (text == memoryText_) return;
+  memoryText_ = text;
+  emit memoryChanged();
 }
 
 }  // namespace day0::app

@@ -1,65 +1,108 @@
 #pragma once
-// The QML-facing controller of the first window: build and device facts, and model-folder
-// inspection run off the GUI thread. View state lives here; QML only displays it.
-#include <QFutureWatcher>
+// The root object QML sees: build and device facts, the banner (errors and notices from
+// every part), the status-bar figures, and the parts of the app as properties: settings,
+// models (the model manager), chat. It owns the engine bridge and decides what the first run
+// opens.
 #include <QObject>
 #include <QStringList>
-#include <QUrl>
-#include <QVariantMap>
+#include <QTimer>
+#include <QVariantList>
+#include <memory>
 
 namespace day0::app {
+
+class AppSettings;
+class AttachmentSource;
+class ChatController;
+class EngineBridge;
+class ModelManager;
+
+struct AppPaths {
+  QString dataFolder;    // history.db lives here
+  QString settingsFile;  // the INI file of AppSettings
+};
 
 class AppController : public QObject {
   Q_OBJECT
   Q_PROPERTY(QString version READ version CONSTANT)
   Q_PROPERTY(QString buildSummary READ buildSummary CONSTANT)
   Q_PROPERTY(QStringList devices READ devices CONSTANT)
+  Q_PROPERTY(QVariantList deviceChoices READ deviceChoices CONSTANT)
   Q_PROPERTY(bool gpuAvailable READ gpuAvailable CONSTANT)
-  Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)
-  Q_PROPERTY(QVariantMap modelInfo READ modelInfo NOTIFY modelInfoChanged)
-  Q_PROPERTY(QString modelReport READ modelReport NOTIFY modelInfoChanged)
-  Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
+  Q_PROPERTY(QString gpuProblem READ gpuProblem CONSTANT)
+  Q_PROPERTY(QObject* settings READ settingsObject CONSTANT)
+  Q_PROPERTY(QObject* models READ modelsObject CONSTANT)
+  Q_PROPERTY(QObject* chat READ chatObject CONSTANT)
+  Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY bannerChanged)
+  Q_PROPERTY(QString noticeMessage READ noticeMessage NOTIFY bannerChanged)
+  Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
+  Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY statsChanged)
+  Q_PROPERTY(qint64 contextUsed READ contextUsed NOTIFY statsChanged)
+  Q_PROPERTY(qint64 contextTotal READ contextTotal NOTIFY statsChanged)
+  Q_PROPERTY(QString memoryText READ memoryText NOTIFY memoryChanged)
 
  public:
-  explicit AppController(QObject* parent = nullptr);
+  explicit AppController(const AppPaths& paths, QObject* parent = nullptr);
   ~AppController() override;
+
+  // What `day0` uses without options: the XDG data folder (or the one the settings name) and
+  // the settings file under $XDG_CONFIG_HOME/Day0.
+  static AppPaths defaultPaths();
 
   QString version() const { return version_; }
   QString buildSummary() const { return buildSummary_; }
   QStringList devices() const { return devices_; }
+  QVariantList deviceChoices() const { return deviceChoices_; }
   bool gpuAvailable() const { return gpuAvailable_; }
-  bool busy() const { return busy_; }
-  QVariantMap modelInfo() const { return modelInfo_; }
-  QString modelReport() const { return modelReport_; }
+  QString gpuProblem() const { return gpuProblem_; }
+  AppSettings* settings() const { return settings_; }
+  ModelManager* models() const { return models_; }
+  ChatController* chat() const { return chat_; }
+  EngineBridge* bridge() const { return bridge_.get(); }
+  std::shared_ptr<AttachmentSource> attachmentSource() const { return attachments_; }
+  QObject* settingsObject() const;
+  QObject* modelsObject() const;
+  QObject* chatObject() const;
   QString errorMessage() const { return errorMessage_; }
+  QString noticeMessage() const { return noticeMessage_; }
+  double tokensPerSecond() const;
+  double timeToFirstTokenMs() const;
+  qint64 contextUsed() const;
+  qint64 contextTotal() const;
+  QString memoryText() const { return memoryText_; }
 
-  // Inspects a model folder on a worker thread; modelInfoChanged or errorMessageChanged follow.
-  Q_INVOKABLE void inspectFolder(const QUrl& folder);
+  // Opens `model` when given; otherwise on the first run the demo model (the welcome view
+  // explains it), later the model used last.
+  void start(const QString& model);
+
   Q_INVOKABLE void dismissError();
+  Q_INVOKABLE void dismissNotice();
+  Q_INVOKABLE void showError(const QString& message);
 
  signals:
-  void busyChanged();
-  void modelInfoChanged();
-  void errorMessageChanged();
+  void bannerChanged();
+  void statsChanged();
+  void memoryChanged();
 
  private:
-  struct InspectOutcome {
-    QVariantMap info;
-    QString report;
-    QString error;
-  };
-  void onInspectFinished();
-  void setError(const QString& message);
+  void showNotice(const QString& message);
+  void updateMemory();
 
   QString version_;
   QString buildSummary_;
   QStringList devices_;
+  QVariantList deviceChoices_;
   bool gpuAvailable_ = false;
-  bool busy_ = false;
-  QVariantMap modelInfo_;
-  QString modelReport_;
+  QString gpuProblem_;
+  std::unique_ptr<EngineBridge> bridge_;
+  AppSettings* settings_ = nullptr;
+  ModelManager* models_ = nullptr;
+  ChatController* chat_ = nullptr;
+  std::shared_ptr<AttachmentSource> attachments_;
   QString errorMessage_;
-  QFutureWatcher<InspectOutcome> watcher_;
+  QString noticeMessage_;
+  QString memoryText_;
+  QTimer memoryTimer_;
 };
 
 }  // namespace day0::app

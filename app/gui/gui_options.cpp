@@ -20,12 +20,18 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
         return options;
       }
       options.screenshot = args[++i];
-    } else if (a == "--model") {
+    } else if (a == "--model" || a == "--data-dir" || a == "--theme" || a == "--page") {
       if (i + 1 >= args.size()) {
-        options.error = "--model needs a folder";
+        options.error = a + (a == "--theme"  ? " needs light, dark or system"
+                             : a == "--page" ? " needs chat, models or settings"
+                                             : " needs a folder");
         return options;
       }
-      options.model = args[++i];
+      std::string& target = a == "--model"      ? options.model
+                            : a == "--data-dir" ? options.data_dir
+                            : a == "--theme"    ? options.theme
+                                                : options.page;
+      target = args[++i];
     } else if (a.rfind("-platform", 0) == 0 || a.rfind("-style", 0) == 0 || a.rfind("-qmljsdebugger", 0) == 0) {
       // Qt's own options; QGuiApplication consumes them.
       if (a.find('=') == std::string::npos && i + 1 < args.size()) ++i;
@@ -35,15 +41,26 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
     }
   }
   if (!options.screenshot.empty() && !options.selftest) options.error = "--screenshot needs --selftest";
+  if (!options.theme.empty() && options.theme != "light" && options.theme != "dark" && options.theme != "system")
+    options.error = "--theme must be light, dark or system";
+  if (!options.page.empty() && options.page != "chat" && options.page != "models" && options.page != "settings")
+    options.error = "--page must be chat, models or settings";
+  if (!options.page.empty() && !options.selftest) options.error = "--page needs --selftest";
   return options;
 }
 
 std::string gui_usage() {
-  return "usage: day0 [--model DIR] [--version] [--selftest [--screenshot FILE.png]]\n"
-         "  --model DIR   open this model folder at start\n"
-         "  --version     print the version, build type, CUDA on/off and the devices found\n"
-         "  --selftest    start the interface offscreen, render one frame and exit (0 on success)\n"
-         "  --screenshot  with --selftest, save that frame as a PNG\n";
+  return "usage: day0 [--model DIR] [--data-dir DIR] [--theme light|dark|system] [--version]\n"
+         "            [--selftest [--screenshot FILE.png] [--page chat|models|settings]]\n"
+         "  --model DIR     open this model folder at start\n"
+         "  --data-dir DIR  keep the history (history.db) and settings (day0.ini) in DIR\n"
+         "  --theme T       set the theme: light, dark or system\n"
+         "  --version       print the version, build type, CUDA on/off and the devices found\n"
+         "  --selftest      start the app (offscreen without a display), open the demo model (or --model),\n"
+         "                  send a message, wait for the streamed reply, and exit 0 only if all of that\n"
+         "                  worked; it uses a temporary data folder unless --data-dir is given\n"
+         "  --screenshot F  with --selftest, save the window as a PNG once the reply is in\n"
+         "  --page P        with --selftest, show the chat, the model manager or the settings in it\n";
 }
 
 std::optional<std::string> missing_display_reason() {

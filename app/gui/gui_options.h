@@ -9,10 +9,13 @@ namespace day0::app {
 struct GuiOptions {
   bool version = false;
   bool help = false;
-  bool selftest = false;           // load the UI offscreen, render one frame, exit
-  std::string screenshot;          // with --selftest: save the rendered frame here (PNG)
-  std::string model;               // a model folder to open at start
-  std::string error;               // bad usage
+  bool selftest = false;   // open the demo model, chat once, render a frame, exit
+  std::string screenshot;  // with --selftest: save the rendered frame here (PNG)
+  std::string model;       // a model folder to open at start
+  std::string data_dir;    // history and settings here instead of the XDG folders
+  std::string theme;       // light, dark or system (stored as the setting)
+  std::string page;        // with --selftest: chat, models or settings shown in the frame
+  std::string error;       // bad usage
 };
 
 GuiOptions parse_gui_options(const std::vector<std::string>& args);

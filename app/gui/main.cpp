@@ -1,20 +1,23 @@
 // day0: the desktop app. The logic lives in day0_app and the QML module Day0.Ui; this file
 // only wires them together.
+#include <QtQml/qqmlextensionplugin.h>
 #include <QGuiApplication>
 #include <QIcon>
-#include <QImage>
 #include <QQmlApplicationEngine>
 #include <QQuickStyle>
 #include <QQuickWindow>
-#include <QTimer>
-#include <QtQml/qqmlextensionplugin.h>
+#include <QTemporaryDir>
 #include <cstdio>
+#include <memory>
 
 #include "day0/devices.h"
 #include "day0/log.h"
 #include "day0/version.h"
 #include "gui/app_controller.h"
+#include "gui/app_settings.h"
 #include "gui/gui_options.h"
+#include "gui/image_attachments.h"
+#include "gui/selftest.h"
 
 Q_IMPORT_QML_PLUGIN(Day0_UiPlugin)
 
@@ -26,33 +29,6 @@ int print_version() {
               build.cuda ? ("on, sm " + build.cuda_architectures).c_str() : "off");
   for (const auto& line : day0::describe_devices(day0::discover_devices())) std::printf("  %s\n", line.c_str());
   return 0;
-}
-
-// Renders a frame once the controller is idle, checks it, optionally saves it, and quits.
-void run_selftest(QQuickWindow* window, const day0::app::AppController* controller, const QString& screenshot) {
-  auto* timer = new QTimer(window);
-  timer->setInterval(100);
-  QObject::connect(timer, &QTimer::timeout, window, [window, controller, timer, screenshot, waited = 0]() mutable {
-    if ((controller->busy() || ++waited < 3) && waited < 300) return;
-    timer->stop();
-    const QImage image = window->grabWindow();
-    if (image.isNull() || image.width() < 100 || image.height() < 100) {
-      std::fprintf(stderr, "day0 --selftest: the window rendered no usable frame\n");
-      QCoreApplication::exit(1);
-      return;
-    }
-    if (!screenshot.isEmpty() && !image.save(screenshot, "PNG")) {
-      std::fprintf(stderr, "day0 --selftest: cannot write %s\n", qPrintable(screenshot));
-      QCoreApplication::exit(1);
-      return;
-    }
-    if (!controller->errorMessage().isEmpty())
-      std::printf("day0 --selftest: the window shows an error: %s\n", qPrintable(controller->errorMessage()));
-    std::printf("day0 --selftest: ok (%dx%d frame%s%s)\n", image.width(), image.height(),
-                screenshot.isEmpty() ? "" : ", saved to ", qPrintable(screenshot));
-    QCoreApplication::exit(0);
-  });
-  timer->start();
 }
 
 }  // namespace
@@ -76,6 +52,8 @@ int main(int argc, char** argv) {
   }
 
   day0::log::init();
+  // Fractional scale factors (1.25, 1.5) are used as they are, not rounded: crisp text on HiDPI.
+  QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
   QGuiApplication app(argc, argv);
   QGuiApplication::setApplicationName(QStringLiteral("Day0"));
   QGuiApplication::setOrganizationName(QStringLiteral("Day0"));
@@ -83,11 +61,28 @@ int main(int argc, char** argv) {
   QGuiApplication::setWindowIcon(QIcon(QStringLiteral(":/qt/qml/Day0/Ui/icons/day0.svg")));
 
   // Fusion draws without shader effects, so it renders the same with the software renderer
-  // (virtual machines, remote sessions, offscreen) as on a GPU, and follows the system palette.
+  // (virtual machines, remote sessions, offscreen) as on a GPU; the QML sets its palette.
   QQuickStyle::setStyle(QStringLiteral("Fusion"));
 
-  day0::app::AppController controller;
+  // The self-test leaves no trace: a temporary data folder unless one is named.
+  std::unique_ptr<QTemporaryDir> scratch;
+  day0::app::AppPaths paths;
+  if (!options.data_dir.empty()) {
+    const QString dir = QString::fromStdString(options.data_dir);
+    paths = {dir, dir + QStringLiteral("/day0.ini")};
+  } else if (options.selftest) {
+    scratch = std::make_unique<QTemporaryDir>();
+    paths = {scratch->path(), scratch->path() + QStringLiteral("/day0.ini")};
+  } else {
+    paths = day0::app::AppController::defaultPaths();
+  }
+
+  day0::app::AppController controller(paths);
+  if (!options.theme.empty()) controller.settings()->setTheme(QString::fromStdString(options.theme));
+  if (options.selftest) controller.settings()->setMaxNewTokens(64);
   QQmlApplicationEngine engine;
+  engine.addImageProvider(QStringLiteral("day0"),
+                          new day0::app::AttachmentImageProvider(controller.attachmentSource()));
   engine.setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(&controller)}});
   QObject::connect(
       &engine, &QQmlApplicationEngine::objectCreationFailed, &app,
@@ -105,8 +100,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   DAY0_LOG_INFO("day0 {} started", day0::build_info().version);
-  if (!options.model.empty())
-    controller.inspectFolder(QUrl::fromLocalFile(QString::fromStdString(options.model)));
-  if (options.selftest) run_selftest(window, &controller, QString::fromStdString(options.screenshot));
-  return QGuiApplication::exec();
+  controller.start(QString::fromStdString(options.model));
+  std::unique_ptr<day0::app::SelfTest> selftest;
+  if (options.selftest) {
+    selftest = std::make_unique<day0::app::SelfTest>(window, &controller, QString::fromStdString(options.screenshot),
+                                                     QString::fromStdString(options.page));
+    selftest->start();
+  }
+  const int code = QGuiApplication::exec();
+  selftest.reset();
+  return code;
 }

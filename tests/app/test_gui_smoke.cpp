@@ -17,7 +17,8 @@ class TestGuiSmoke : public QObject {
   void version() {
     const auto r = run_program(kDay0, {"--version"});
     QCOMPARE(r.exit_code, 0);
-    QVERIFY2(r.out.contains(QRegularExpression(R"(^day0 \d+\.\d+\.\d+ \(\w+ build, CUDA (on|off))")), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QRegularExpression(R"(^day0 \d+\.\d+\.\d+ \(\w+ build, CUDA (on|off))")),
+             qPrintable(r.out));
     QVERIFY2(r.out.contains("cpu: "), qPrintable(r.out));
   }
 
@@ -33,7 +34,7 @@ class TestGuiSmoke : public QObject {
              qPrintable(r.err));
     QImage image(png);
     QVERIFY(!image.isNull());
-    QCOMPARE(image.size(), QSize(1100, 720));
+    QCOMPARE(image.size(), QSize(1200, 800));
     // The frame is not blank: the toolbar colour and text differ from the background.
     QSet<QRgb> colours;
     for (int y = 0; y < image.height(); y += 7)

@@ -1,0 +1,363 @@
+#include "bridge/engine_bridge.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QDir>
+#include <QFileInfo>
+#include <QMetaObject>
+#include <QRegularExpression>
+#include <QThreadPool>
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "day0/devices.h"
+
+namespace day0::app {
+
+struct EngineBridge::Loaded {
+  quint64 generation = 0;
+  QString dir;
+  QString device;
+  QString notice;
+  QString error;
+  std::shared_ptr<Model> model;
+  std::shared_ptr<const ChatFormatter> formatter;
+};
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// MemAvailable from /proc/meminfo, in bytes (0 when unknown).
+std::uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::uint64_t kib = 0;
+    fields >> kib;
+    return kib * 1024;
+  }
+  return 0;
+}
+
+// Reads the checkpoint's shards once so their pages are in memory before the first request.
+// `report(done, total)` is called every few megabytes; returns false when cancelled.
+bool warm_shards(const QStringList& files, qint64 total, const std::atomic<bool>& cancel,
+                 const std::function<void(qint64, qint64)>& report) {
+  constexpr std::size_t kChunk = 8u << 20;
+  std::vector<char> buffer(kChunk);
+  qint64 done = 0;
+  for (const QString& file : files) {
+    const int fd = ::open(QFile::encodeName(file).constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // the engine mapped it a moment ago; a vanished file fails later, clearly
+    while (true) {
+      if (cancel.load()) {
+        ::close(fd);
+        return false;
+      }
+      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n <= 0) break;
+      done += n;
+      report(std::min(done, total), total);
+    }
+    ::close(fd);
+  }
+  report(total, total);
+  return true;
+}
+
+}  // namespace
+
+EngineBridge::EngineBridge(int threads, QObject* parent) : QObject(parent) {
+  qRegisterMetaType<day0::app::GenerationOutcome>();
+  EngineOptions options;
+  options.threads = threads;
+  engine_ = Engine::create(options);
+  coalesce_.setInterval(25);
+  connect(&coalesce_, &QTimer::timeout, this, &EngineBridge::drain);
+}
+
+EngineBridge::~EngineBridge() {
+  if (loadCancel_) loadCancel_->store(true);
+  std::shared_ptr<RequestHandle> handle;
+  {
+    std::lock_guard lock(mutex_);
+    stopRequested_ = true;
+    handle = handle_;
+  }
+  if (handle) {
+    handle->cancel();
+    handle->wait();
+  }
+  QThreadPool::globalInstance()->waitForDone();
+  // Events still posted to this object are discarded with it; the engine thread stops here.
+  session_.reset();
+  model_.reset();
+  engine_.reset();
+}
+
+void EngineBridge::loadModel(const QString& dir, const QString& device) {
+  if (generating()) stop();
+  if (loadCancel_) loadCancel_->store(true);
+  const quint64 generation = ++loadGeneration_;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  loadCancel_ = cancel;
+  loading_ = true;
+  emit loadProgress(0, 0, tr("Checking the checkpoint…"));
+  Engine* engine = engine_.get();
+  QThreadPool::globalInstance()->start([this, engine, dir, device, generation, cancel]() {
+    auto loaded = std::make_shared<Loaded>();
+    loaded->generation = generation;
+    loaded->dir = dir;
+    loaded->device = device.isEmpty() ? QStringLiteral("cpu") : device;
+    const auto post = [this, loaded]() {
+      QMetaObject::invokeMethod(
+          this, [this, loaded]() { onLoaded(loaded); }, Qt::QueuedConnection);
+    };
+    if (loaded->device != QLatin1String("cpu")) {
+      // Without a usable GPU, say so and use the CPU rather than asking the engine for one.
+      const DeviceReport devices = discover_devices();
+      if (devices.gpus.empty()) {
+        loaded->notice = tr("%1 is not available: %2. Day0 uses the CPU instead.")
+                             .arg(loaded->device, qs(devices.gpu_problem).remove(QRegularExpression("[.\\s]+$")));
+        loaded->device = QStringLiteral("cpu");
+      }
+    }
+    ModelOptions options;
+    options.device = loaded->device.toStdString();
+    auto model = engine->load_model(dir.toStdString(), options);
+    if (!model && loaded->device != QLatin1String("cpu")) {
+      loaded->notice = tr("%1 cannot run this model: %2. Day0 uses the CPU instead.")
+                           .arg(loaded->device, qs(model.status().message()).remove(QRegularExpression("[.\\s]+$")));
+      loaded->device = QStringLiteral("cpu");
+      options.device = "cpu";
+      model = engine->load_model(dir.toStdString(), options);
+    }
+    if (!model) {
+      loaded->error = qs(model.status().message());
+      post();
+      return;
+    }
+    auto formatter = ChatFormatter::load(dir.toStdString());
+    if (!formatter) {
+      loaded->error = tr("This model folder cannot be used for chat: %1").arg(qs(formatter.status().message()));
+      post();
+      return;
+    }
+    loaded->model = *model;
+    loaded->formatter = std::make_shared<const ChatFormatter>(std::move(*formatter));
+
+    QStringList shards;
+    qint64 total = 0;
+    for (const QFileInfo& f : QDir(dir).entryInfoList({QStringLiteral("*.safetensors")}, QDir::Files, QDir::Name)) {
+      shards << f.absoluteFilePath();
+      total += f.size();
+    }
+    const auto available = static_cast<qint64>(available_memory());
+    if (available > 0 && total > available / 2) {
+      QMetaObject::invokeMethod(
+          this,
+          [this, total]() {
+            emit loadProgress(total, total,
+                              tr("Mapped: larger than free memory, weights are read from disk as needed"));
+          },
+          Qt::QueuedConnection);
+    } else {
+      auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+      const bool finished = warm_shards(shards, total, *cancel, [&](qint64 done, qint64 all) {
+        const auto now = std::chrono::steady_clock::now();
+        if (done < all && now - last < std::chrono::milliseconds(50)) return;
+        last = now;
+        QMetaObject::invokeMethod(
+            this, [this, done, all]() { emit loadProgress(done, all, tr("Reading the weights")); },
+            Qt::QueuedConnection);
+      });
+      if (!finished) loaded->error = tr("Loading was cancelled.");
+    }
+    post();
+  });
+}
+
+void EngineBridge::cancelLoad() {
+  if (!loading_) return;
+  if (loadCancel_) loadCancel_->store(true);
+}
+
+void EngineBridge::onLoaded(std::shared_ptr<Loaded> loaded) {
+  if (loaded->generation != loadGeneration_) return;  // superseded by a later load or an unload
+  loading_ = false;
+  if (!loaded->error.isEmpty()) {
+    emit loadFailed(loaded->dir, loaded->error);
+    return;
+  }
+  session_.reset();
+  model_ = loaded->model;
+  formatter_ = loaded->formatter;
+  session_ = engine_->new_session(model_);
+  summary_ = describe(*model_);
+  modelDir_ = loaded->dir;
+  device_ = loaded->device;
+  contextUsed_ = 0;
+  tokensPerSecond_ = 0;
+  ttftMs_ = 0;
+  emit statsChanged();
+  emit modelLoaded(modelDir_, device_, loaded->notice);
+}
+
+void EngineBridge::unloadModel() {
+  ++loadGeneration_;
+  if (loadCancel_) loadCancel_->store(true);
+  const bool wasLoading = loading_;
+  loading_ = false;
+  if (generating()) stop();
+  if (!model_ && !wasLoading) return;
+  session_.reset();
+  model_.reset();
+  formatter_.reset();
+  summary_ = {};
+  modelDir_.clear();
+  device_.clear();
+  contextUsed_ = 0;
+  emit statsChanged();
+  emit modelUnloaded();
+}
+
+quint64 EngineBridge::generate(std::vector<ChatMessage> messages, const GenerationParams& params) {
+  if (!model_ || current_ != 0) return 0;
+  const quint64 id = nextRequest_++;
+  current_ = id;
+  {
+    std::lock_guard lock(mutex_);
+    pending_ = {};
+    handle_.reset();
+  }
+  stopRequested_ = false;
+  firstTokenAt_ = -1;
+  tokensSeen_ = 0;
+  tokensPerSecond_ = 0;
+  ttftMs_ = 0;
+  started_.start();
+  coalesce_.start();
+
+  Request request;
+  request.sampling.temperature = params.temperature;
+  request.sampling.top_p = params.top_p;
+  request.sampling.top_k = params.top_k;
+  request.sampling.seed = params.seed;
+  request.stop.max_new_tokens = params.max_new_tokens;
+  Engine* engine = engine_.get();
+  // Formatting long conversations takes a while (template + tokenizer): off the GUI thread.
+  QThreadPool::globalInstance()->start([this, engine, request = std::move(request), messages = std::move(messages),
+                                        formatter = formatter_, session = session_]() mutable {
+    const auto fail = [this](const Status& status) {
+      Event e;
+      e.kind = Event::Kind::error;
+      e.reason = DoneReason::error;
+      e.status = status;
+      std::lock_guard lock(mutex_);
+      pending_.last = e;
+      QMetaObject::invokeMethod(
+          this, [this]() { finishRequest(); }, Qt::QueuedConnection);
+    };
+    auto context = formatter->encode(messages, true);
+    if (!context) return fail(context.status());
+    request.context = std::move(*context);
+    request.stop.extra_stop_ids = formatter->turn_end_ids();
+    std::lock_guard lock(mutex_);
+    if (stopRequested_) {
+      Event e;
+      e.kind = Event::Kind::done;
+      e.reason = DoneReason::cancelled;
+      pending_.last = e;
+      QMetaObject::invokeMethod(
+          this, [this]() { finishRequest(); }, Qt::QueuedConnection);
+      return;
+    }
+    handle_ = engine->submit(session, std::move(request), [this](const Event& event) {
+      std::lock_guard lock(mutex_);
+      for (const auto& piece : event.text) {
+        if (piece.channel == OutputChannel::answer)
+          pending_.content += piece.text;
+        else
+          pending_.reasoning += piece.text;
+      }
+      if (event.kind == Event::Kind::token) {
+        ++pending_.tokens;
+        return;
+      }
+      pending_.last = event;
+      QMetaObject::invokeMethod(
+          this, [this]() { finishRequest(); }, Qt::QueuedConnection);
+    });
+  });
+  return id;
+}
+
+void EngineBridge::stop() {
+  stopRequested_ = true;
+  std::lock_guard lock(mutex_);
+  if (handle_) handle_->cancel();
+}
+
+void EngineBridge::drain() {
+  if (current_ == 0) return;
+  std::string content, reasoning;
+  std::int64_t tokens = 0;
+  {
+    std::lock_guard lock(mutex_);
+    content.swap(pending_.content);
+    reasoning.swap(pending_.reasoning);
+    tokens = pending_.tokens;
+    pending_.tokens = 0;
+  }
+  if (tokens > 0) {
+    const qint64 now = started_.elapsed();
+    if (firstTokenAt_ < 0) {
+      firstTokenAt_ = now;
+      ttftMs_ = static_cast<double>(now);
+      tokensSeen_ = 0;
+    }
+    tokensSeen_ += tokens;
+    const double seconds = static_cast<double>(now - firstTokenAt_) / 1000.0;
+    if (seconds > 0.05) tokensPerSecond_ = static_cast<double>(tokensSeen_ - 1) / seconds;
+    emit statsChanged();
+  }
+  if (!content.empty() || !reasoning.empty()) emit textArrived(current_, qs(content), qs(reasoning));
+}
+
+void EngineBridge::finishRequest() {
+  if (current_ == 0) return;
+  drain();
+  std::optional<Event> last;
+  {
+    std::lock_guard lock(mutex_);
+    last.swap(pending_.last);
+    handle_.reset();
+  }
+  if (!last) return;
+  GenerationOutcome outcome;
+  outcome.request = current_;
+  outcome.stats = last->stats;
+  outcome.reason = QString::fromLatin1(done_reason_name(last->reason));
+  outcome.cancelled = last->reason == DoneReason::cancelled;
+  if (last->kind == Event::Kind::error) {
+    outcome.ok = false;
+    outcome.message = qs(last->status.message());
+  }
+  current_ = 0;
+  coalesce_.stop();
+  if (last->stats.generated_tokens > 0) {
+    ttftMs_ = last->stats.time_to_first_token_ms;
+    tokensPerSecond_ = last->stats.decode_tokens_per_second;
+  }
+  contextUsed_ = last->stats.context_tokens + last->stats.generated_tokens;
+  emit statsChanged();
+  emit generationFinished(outcome);
+}
+
+}  // namespace day0::app

@@ -1,0 +1,127 @@
+#pragma once
+// The app's one door to the engine. It owns the day0::Engine (and so its worker thread), loads
+// models on a pool thread, and turns engine events, which arrive on the engine thread, into
+// signals on the GUI thread. Streamed text is coalesced: the engine thread only appends to a
+// buffer, and a 25 ms timer on the GUI thread drains it, so a fast model does not flood the
+// event loop and the chat view re-renders at most ~40 times a second. Nothing here blocks the
+// GUI thread: loading, prompt formatting and generation all run elsewhere.
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "day0/chat.h"
+#include "day0/engine.h"
+
+namespace day0::app {
+
+struct GenerationParams {
+  float temperature = 0.7f;
+  float top_p = 0.95f;
+  int top_k = 0;
+  std::int64_t max_new_tokens = 1024;
+  std::uint64_t seed = 0;
+};
+
+// How a request ended, as the chat view and the history need it.
+struct GenerationOutcome {
+  quint64 request = 0;
+  bool ok = true;          // false: the engine reported an error (message says what)
+  bool cancelled = false;  // Stop was pressed
+  QString reason;          // eos, stop_string, max_tokens, cancelled, error
+  QString message;         // the engine's error message
+  GenerationStats stats;
+};
+
+class EngineBridge : public QObject {
+  Q_OBJECT
+ public:
+  // `threads`: CPU compute threads (0: one per hardware thread).
+  explicit EngineBridge(int threads = 0, QObject* parent = nullptr);
+  ~EngineBridge() override;
+
+  // Loads a model folder on a pool thread. `device` is what the settings chose ("cpu",
+  // "cuda:0", ...); when the engine cannot use it, the model is loaded on the CPU and
+  // modelLoaded's notice says why. After the engine has mapped and validated the checkpoint,
+  // its shards are read once into the page cache (when they fit in free memory), which is what
+  // the progress reports: the first reply then does not wait on the disk.
+  void loadModel(const QString& dir, const QString& device);
+  void cancelLoad();
+  void unloadModel();
+  bool loading() const { return loading_; }
+  bool hasModel() const { return model_ != nullptr; }
+  QString modelDir() const { return modelDir_; }
+  QString device() const { return device_; }
+  const ModelSummary& summary() const { return summary_; }
+
+  // Formats `messages` with the model's chat template and starts generating on the engine
+  // thread. Returns the request id, or 0 when no model is loaded or a request is running
+  // (generationFailedToStart says why).
+  quint64 generate(std::vector<ChatMessage> messages, const GenerationParams& params);
+  // Cancels the running request; the engine stops within one step and finishes it as cancelled.
+  void stop();
+  bool generating() const { return current_ != 0; }
+
+  // Live figures of the running (or last) request.
+  double tokensPerSecond() const { return tokensPerSecond_; }
+  double timeToFirstTokenMs() const { return ttftMs_; }
+  qint64 contextUsed() const { return contextUsed_; }
+  qint64 contextTotal() const { return summary_.max_context; }
+
+ signals:
+  void loadProgress(qint64 bytesDone, qint64 bytesTotal, const QString& phase);
+  void modelLoaded(const QString& dir, const QString& device, const QString& notice);
+  void loadFailed(const QString& dir, const QString& message);
+  void modelUnloaded();
+  // Text settled since the previous signal, split into the answer and the model's reasoning.
+  void textArrived(quint64 request, const QString& content, const QString& reasoning);
+  void generationFinished(const day0::app::GenerationOutcome& outcome);
+  void statsChanged();
+
+ private:
+  struct Pending {
+    std::string content;
+    std::string reasoning;
+    std::int64_t tokens = 0;
+    std::optional<Event> last;  // done or error
+  };
+  struct Loaded;
+  void drain();
+  void finishRequest();
+  void onLoaded(std::shared_ptr<Loaded> loaded);
+
+  std::unique_ptr<Engine> engine_;
+  std::shared_ptr<Model> model_;
+  std::shared_ptr<Session> session_;
+  std::shared_ptr<const ChatFormatter> formatter_;
+  ModelSummary summary_;
+  QString modelDir_;
+  QString device_;
+  bool loading_ = false;
+  std::shared_ptr<std::atomic<bool>> loadCancel_;
+  quint64 loadGeneration_ = 0;
+
+  quint64 nextRequest_ = 1;
+  quint64 current_ = 0;
+  std::shared_ptr<RequestHandle> handle_;
+  std::atomic<bool> stopRequested_{false};
+  QTimer coalesce_;
+  QElapsedTimer started_;
+  qint64 firstTokenAt_ = -1;
+  std::int64_t tokensSeen_ = 0;
+  double tokensPerSecond_ = 0;
+  double ttftMs_ = 0;
+  qint64 contextUsed_ = 0;
+
+  std::mutex mutex_;  // guards pending_ and handle_ between the engine, pool and GUI threads
+  Pending pending_;
+};
+
+}  // namespace day0::app
+
+Q_DECLARE_METATYPE(day0::app::GenerationOutcome)

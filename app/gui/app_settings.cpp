@@ -1,0 +1,96 @@
+#include "gui/app_settings.h"
+
+#include <algorithm>
+
+#include "day0/paths.h"
+
+namespace day0::app {
+namespace {
+constexpr int kRecentModels = 8;
+}
+
+AppSettings::AppSettings(const QString& file, const QString& activeDataFolder, QObject* parent)
+    : QObject(parent),
+      settings_(std::make_unique<QSettings>(file, QSettings::IniFormat)),
+      activeDataFolder_(activeDataFolder) {}
+
+QString AppSettings::storedDataFolder(const QString& file) {
+  QSettings settings(file, QSettings::IniFormat);
+  const QString stored = settings.value(QStringLiteral("data/folder")).toString();
+  return stored.isEmpty() ? QString::fromStdString(user_data_dir().string()) : stored;
+}
+
+QString AppSettings::device() const {
+  return settings_->value(QStringLiteral("engine/device"), QStringLiteral("cpu")).toString();
+}
+double AppSettings::expertCacheGiB() const {
+  return settings_->value(QStringLiteral("engine/expertCacheGiB"), 16.0).toDouble();
+}
+double AppSettings::temperature() const {
+  return settings_->value(QStringLiteral("sampling/temperature"), 0.7).toDouble();
+}
+double AppSettings::topP() const { return settings_->value(QStringLiteral("sampling/topP"), 0.95).toDouble(); }
+int AppSettings::topK() const { return settings_->value(QStringLiteral("sampling/topK"), 0).toInt(); }
+int AppSettings::maxNewTokens() const {
+  return settings_->value(QStringLiteral("sampling/maxNewTokens"), 1024).toInt();
+}
+QString AppSettings::systemPrompt() const { return settings_->value(QStringLiteral("chat/systemPrompt")).toString(); }
+QString AppSettings::theme() const {
+  return settings_->value(QStringLiteral("ui/theme"), QStringLiteral("system")).toString();
+}
+QString AppSettings::dataFolder() const {
+  return settings_->value(QStringLiteral("data/folder"), activeDataFolder_).toString();
+}
+QStringList AppSettings::recentModels() const {
+  return settings_->value(QStringLiteral("models/recent")).toStringList();
+}
+bool AppSettings::firstRun() const { return !settings_->value(QStringLiteral("app/firstRunDone"), false).toBool(); }
+
+void AppSettings::write(const QString& key, const QVariant& value) {
+  if (settings_->value(key) == value) return;
+  settings_->setValue(key, value);
+  settings_->sync();
+  emit changed();
+}
+
+void AppSettings::setDevice(const QString& v) {
+  write(QStringLiteral("engine/device"), v.isEmpty() ? QStringLiteral("cpu") : v);
+}
+void AppSettings::setExpertCacheGiB(double v) {
+  write(QStringLiteral("engine/expertCacheGiB"), std::clamp(v, 0.5, 4096.0));
+}
+void AppSettings::setTemperature(double v) { write(QStringLiteral("sampling/temperature"), std::clamp(v, 0.0, 2.0)); }
+void AppSettings::setTopP(double v) { write(QStringLiteral("sampling/topP"), std::clamp(v, 0.0, 1.0)); }
+void AppSettings::setTopK(int v) { write(QStringLiteral("sampling/topK"), std::clamp(v, 0, 1000)); }
+void AppSettings::setMaxNewTokens(int v) { write(QStringLiteral("sampling/maxNewTokens"), std::clamp(v, 1, 131072)); }
+void AppSettings::setSystemPrompt(const QString& v) { write(QStringLiteral("chat/systemPrompt"), v); }
+void AppSettings::setTheme(const QString& v) {
+  if (v == QLatin1String("light") || v == QLatin1String("dark") || v == QLatin1String("system"))
+    write(QStringLiteral("ui/theme"), v);
+}
+void AppSettings::setDataFolder(const QString& v) { write(QStringLiteral("data/folder"), v); }
+
+void AppSettings::addRecentModel(const QString& dir) {
+  QStringList recent = recentModels();
+  recent.removeAll(dir);
+  recent.prepend(dir);
+  while (recent.size() > kRecentModels) recent.removeLast();
+  write(QStringLiteral("models/recent"), recent);
+}
+
+void AppSettings::forgetRecentModel(const QString& dir) {
+  QStringList recent = recentModels();
+  recent.removeAll(dir);
+  write(QStringLiteral("models/recent"), recent);
+}
+
+void AppSettings::setFirstRunDone() { write(QStringLiteral("app/firstRunDone"), true); }
+
+void AppSettings::resetSampling() {
+  for (const char* key : {"sampling/temperature", "sampling/topP", "sampling/topK", "sampling/maxNewTokens"})
+    settings_->remove(QLatin1String(key));
+  settings_->sync();
+  emit changed();
+}
+
+}  // namespace day0::app

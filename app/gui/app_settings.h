@@ -1,0 +1,74 @@
+#pragma once
+// The person's settings, persisted with QSettings (an INI file): device, expert-cache budget,
+// sampling defaults, system prompt, theme, data folder, recent models. QML binds to these
+// properties; every setter writes through at once.
+#include <QObject>
+#include <QSettings>
+#include <QString>
+#include <QStringList>
+#include <memory>
+
+namespace day0::app {
+
+class AppSettings : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(QString device READ device WRITE setDevice NOTIFY changed)
+  Q_PROPERTY(double expertCacheGiB READ expertCacheGiB WRITE setExpertCacheGiB NOTIFY changed)
+  Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY changed)
+  Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
+  Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
+  Q_PROPERTY(int maxNewTokens READ maxNewTokens WRITE setMaxNewTokens NOTIFY changed)
+  Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY changed)
+  Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
+  Q_PROPERTY(QString dataFolder READ dataFolder WRITE setDataFolder NOTIFY changed)
+  Q_PROPERTY(QString activeDataFolder READ activeDataFolder CONSTANT)
+  Q_PROPERTY(QStringList recentModels READ recentModels NOTIFY changed)
+  Q_PROPERTY(bool firstRun READ firstRun NOTIFY changed)
+
+ public:
+  // `file`: the INI file; `activeDataFolder`: where this run keeps its history (the stored
+  // data folder takes effect at the next start).
+  AppSettings(const QString& file, const QString& activeDataFolder, QObject* parent = nullptr);
+
+  QString device() const;
+  double expertCacheGiB() const;
+  double temperature() const;
+  double topP() const;
+  int topK() const;
+  int maxNewTokens() const;
+  QString systemPrompt() const;
+  QString theme() const;
+  QString dataFolder() const;
+  QString activeDataFolder() const { return activeDataFolder_; }
+  QStringList recentModels() const;
+  bool firstRun() const;
+
+  void setDevice(const QString& v);
+  void setExpertCacheGiB(double v);
+  void setTemperature(double v);
+  void setTopP(double v);
+  void setTopK(int v);
+  void setMaxNewTokens(int v);
+  void setSystemPrompt(const QString& v);
+  void setTheme(const QString& v);
+  void setDataFolder(const QString& v);
+
+  // Moves `dir` to the front of the recent models (at most 8).
+  void addRecentModel(const QString& dir);
+  Q_INVOKABLE void forgetRecentModel(const QString& dir);
+  void setFirstRunDone();
+  Q_INVOKABLE void resetSampling();
+
+  // The data folder stored in `file`, or the XDG default (for choosing it before start-up).
+  static QString storedDataFolder(const QString& file);
+
+ signals:
+  void changed();
+
+ private:
+  void write(const QString& key, const QVariant& value);
+  std::unique_ptr<QSettings> settings_;
+  QString activeDataFolder_;
+};
+
+}  // namespace day0::app

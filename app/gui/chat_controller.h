@@ -1,0 +1,143 @@
+#pragma once
+// The chat: the conversation sidebar, the visible branch of the open conversation, the
+// composer's pending images, and the life of a reply (stored as it streams). It joins the
+// history (storage::HistoryStore, on its own thread) and the engine (EngineBridge): every
+// store call returns at once and its result comes back here as a queued call on the GUI
+// thread, so the view-models change only on the GUI thread.
+#include <QObject>
+#include <QSet>
+#include <QTimer>
+#include <QUrl>
+#include <QVariantList>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gui/image_attachments.h"
+#include "storage/history_store.h"
+
+namespace day0::app {
+
+class AppSettings;
+class ConversationListModel;
+class EngineBridge;
+class MessageListModel;
+class ModelManager;
+struct GenerationOutcome;
+
+class ChatController : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(QObject* conversations READ conversationsObject CONSTANT)
+  Q_PROPERTY(QObject* messages READ messagesObject CONSTANT)
+  Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY currentChanged)
+  Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChanged)
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(QVariantList pendingAttachments READ pendingAttachments NOTIFY pendingAttachmentsChanged)
+  Q_PROPERTY(QString searchQuery READ searchQuery WRITE setSearchQuery NOTIFY searchChanged)
+  Q_PROPERTY(QString undoText READ undoText NOTIFY undoChanged)
+  Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
+
+ public:
+  ChatController(EngineBridge* bridge, ModelManager* models, AppSettings* settings, const QString& databasePath,
+                 std::shared_ptr<AttachmentSource> attachments, QObject* parent = nullptr);
+  ~ChatController() override;
+
+  ConversationListModel* conversations() const { return conversations_; }
+  MessageListModel* messages() const { return messages_; }
+  QObject* conversationsObject() const;
+  QObject* messagesObject() const;
+  qint64 currentConversationId() const { return currentId_; }
+  QString currentTitle() const { return currentTitle_; }
+  bool generating() const { return sending_ || replyId_ != 0; }
+  QVariantList pendingAttachments() const;
+  QString searchQuery() const { return searchQuery_; }
+  QString undoText() const { return undoText_; }
+  QString databasePath() const { return databasePath_; }
+  storage::HistoryStore& store() { return *store_; }
+
+  Q_INVOKABLE void newConversation();
+  // Opens a conversation; with `focusMessageId` the branch through that message is shown.
+  Q_INVOKABLE void openConversation(qint64 id, qint64 focusMessageId = 0);
+  // Sends the text and the pending images as a user message in the open conversation (a new
+  // one when none is open) and streams the reply. False when nothing was sent (the composer
+  // keeps its text; errorOccurred says why).
+  Q_INVOKABLE bool send(const QString& text);
+  Q_INVOKABLE void stop();
+  // A new reply to the same message, as a new branch (for a user message: a reply to it).
+  Q_INVOKABLE void regenerate(qint64 messageId);
+  // A new user message beside `messageId` (same parent, same images) and its reply.
+  Q_INVOKABLE void editAndResend(qint64 messageId, const QString& text);
+  Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
+  Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+  Q_INVOKABLE void setPinned(qint64 id, bool pinned);
+  // Hides the conversation at once and deletes it from the history after a few seconds unless
+  // undoDelete() comes first.
+  Q_INVOKABLE void deleteConversation(qint64 id);
+  Q_INVOKABLE void undoDelete();
+  void commitPendingDelete();
+  void setSearchQuery(const QString& query);
+  Q_INVOKABLE void refreshConversations();
+
+  // Validates and adds images to the composer; returns how many were added (errorOccurred
+  // names each refused file).
+  Q_INVOKABLE int attachUrls(const QVariantList& urls);
+  int attachData(const QByteArray& data, const QString& fileName);
+  // Attaches the clipboard's image (or image files); false when it holds none.
+  Q_INVOKABLE bool pasteImage();
+  Q_INVOKABLE void removeAttachment(int index);
+  Q_INVOKABLE void copyText(const QString& text);
+
+ signals:
+  void currentChanged();
+  void generatingChanged();
+  void pendingAttachmentsChanged();
+  void searchChanged();
+  void undoChanged();
+  void errorOccurred(const QString& message);
+  void noticeOccurred(const QString& message);
+  void conversationsLoaded();
+  void conversationLoaded(qint64 id);
+  void searchFinished();
+  void messageStored(qint64 id);
+  void replyStarted(qint64 id);
+  void replyFinished(qint64 id, bool ok);
+
+ private:
+  template <typename T>
+  storage::HistoryStore::Done<T> onGui(std::function<void(const storage::StoreResult<T>&)> f);
+  void ensureConversation(const QString& titleHint, std::function<void(qint64)> then);
+  void startReply(qint64 conversationId, qint64 parentId);
+  void afterUserMessage(const storage::Message& message);
+  void onText(quint64 request, const QString& content, const QString& reasoning);
+  void onFinished(const GenerationOutcome& outcome);
+  void setSending(bool sending);
+  void failed(const QString& what, const storage::StoreError& error);
+
+  EngineBridge* bridge_;
+  ModelManager* models_;
+  AppSettings* settings_;
+  QString databasePath_;
+  std::shared_ptr<AttachmentSource> attachments_;
+  std::unique_ptr<storage::HistoryStore> store_;
+  ConversationListModel* conversations_;
+  MessageListModel* messages_;
+
+  qint64 currentId_ = 0;
+  QString currentTitle_;
+  bool sending_ = false;
+  std::vector<ValidatedImage> pending_;
+  QString searchQuery_;
+
+  // The streaming reply.
+  quint64 requestId_ = 0;
+  qint64 replyId_ = 0;
+  qint64 replyConversation_ = 0;
+  QString streamContent_, streamReasoning_;
+
+  qint64 pendingDelete_ = 0;
+  QString undoText_;
+  QTimer undoTimer_;
+};
+
+}  // namespace day0::app

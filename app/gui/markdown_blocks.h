@@ -1,0 +1,22 @@
+#pragma once
+// Splits a (possibly still streaming) Markdown reply into prose and fenced code blocks, so the
+// chat view renders prose with Qt's Markdown support and each code block in its own box with a
+// copy button. A fence still open at the end (the reply is streaming) runs to the end.
+#include <QString>
+#include <QVariantList>
+#include <vector>
+
+namespace day0::app {
+
+struct MarkdownBlock {
+  enum class Kind { text, code } kind = Kind::text;
+  QString text;      // prose as Markdown; code without its fences
+  QString language;  // the fence's info string (first word), code only
+  bool closed = true;
+};
+
+std::vector<MarkdownBlock> split_markdown(const QString& markdown);
+// The same as a list of {kind: "text"|"code", text, language, closed} maps for QML.
+QVariantList markdown_blocks_for_qml(const QString& markdown);
+
+}  // namespace day0::app

@@ -1,0 +1,219 @@
+#include "gui/model_manager.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QLocale>
+#include <QtConcurrent/QtConcurrentRun>
+#include <utility>
+
+#include "bridge/engine_bridge.h"
+#include "day0/devices.h"
+#include "day0/model_info.h"
+#include "gui/app_settings.h"
+
+namespace day0::app {
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// Memory the model would live in: the chosen GPU's, or the machine's RAM.
+std::pair<std::uint64_t, QString> target_memory(const QString& device) {
+  const DeviceReport report = discover_devices();
+  if (device.startsWith(QLatin1String("cuda"))) {
+    const int index = device.section(u':', 1).toInt();
+    for (const auto& g : report.gpus)
+      if (g.index == index) return {g.total_memory, QObject::tr("GPU memory of %1").arg(qs(g.name))};
+  }
+  return {report.cpu.memory, QObject::tr("memory")};
+}
+
+}  // namespace
+
+ModelManager::ModelManager(EngineBridge* bridge, AppSettings* settings, QObject* parent)
+    : QObject(parent), bridge_(bridge), settings_(settings), demoModelPath_(findDemoModel()) {
+  connect(&watcher_, &QFutureWatcher<InspectOutcome>::finished, this, &ModelManager::onInspectFinished);
+  connect(bridge_, &EngineBridge::loadProgress, this, [this](qint64 done, qint64 total, const QString& phase) {
+    progress_ = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0;
+    progressText_ =
+        total > 0 ? tr("%1 — %2 of %3 (%4%)")
+                        .arg(phase, formatBytes(static_cast<double>(done)), formatBytes(static_cast<double>(total)))
+                        .arg(static_cast<int>(progress_ * 100))
+                  : phase;
+    emit progressChanged();
+  });
+  connect(bridge_, &EngineBridge::modelLoaded, this, &ModelManager::onLoaded);
+  connect(bridge_, &EngineBridge::loadFailed, this, [this](const QString& dir, const QString& message) {
+    progress_ = 0;
+    progressText_.clear();
+    emit progressChanged();
+    emit loadStateChanged();
+    emit errorOccurred(tr("Could not load %1: %2").arg(QFileInfo(dir).fileName(), message));
+  });
+  connect(bridge_, &EngineBridge::modelUnloaded, this, [this]() {
+    loadedIsDemo_ = false;
+    progress_ = 0;
+    progressText_.clear();
+    emit progressChanged();
+    emit loadStateChanged();
+  });
+  connect(settings_, &AppSettings::changed, this, &ModelManager::recentModelsChanged);
+}
+
+ModelManager::~ModelManager() { watcher_.waitForFinished(); }
+
+bool ModelManager::loading() const { return bridge_->loading(); }
+bool ModelManager::loaded() const { return bridge_->hasModel(); }
+QString ModelManager::loadedDir() const { return bridge_->modelDir(); }
+QString ModelManager::loadedName() const {
+  return bridge_->hasModel() ? QFileInfo(bridge_->modelDir()).fileName() : QString();
+}
+QString ModelManager::loadedType() const { return qs(bridge_->summary().model_type); }
+QString ModelManager::device() const { return bridge_->device(); }
+
+QString ModelManager::imagesRefusal() const {
+  const QString saved =
+      tr("Your message and its images are saved in this conversation; no reply was generated. "
+         "Send text without images to continue.");
+  if (!loaded()) return tr("No model is loaded, and Day0's engine takes text only for now. %1").arg(saved);
+  return tr("%1 cannot read images: Day0's engine takes text only for now. %2").arg(loadedName(), saved);
+}
+
+QVariantList ModelManager::recentModels() const {
+  QVariantList list;
+  for (const QString& dir : settings_->recentModels()) {
+    const QFileInfo f(dir);
+    list.append(QVariantMap{{QStringLiteral("path"), dir},
+                            {QStringLiteral("name"), f.fileName()},
+                            {QStringLiteral("exists"), QFileInfo::exists(dir + QStringLiteral("/config.json"))}});
+  }
+  return list;
+}
+
+QString ModelManager::formatBytes(double bytes) {
+  return QLocale::c().formattedDataSize(static_cast<qint64>(bytes), 1, QLocale::DataSizeTraditionalFormat);
+}
+
+QString ModelManager::findDemoModel() {
+  const QString exe = QCoreApplication::applicationDirPath();
+  QStringList candidates{exe + QStringLiteral("/../share/day0/demo-model"), exe + QStringLiteral("/../demo-model")};
+#ifdef DAY0_RESOURCES_DIR
+  candidates << QStringLiteral(DAY0_RESOURCES_DIR "/demo-model");
+#endif
+  for (const QString& c : candidates)
+    if (QFileInfo::exists(c + QStringLiteral("/day0-demo.json"))) return QDir(c).canonicalPath();
+  return {};
+}
+
+void ModelManager::inspectFolder(const QUrl& folder) {
+  inspectPath(folder.isLocalFile() ? folder.toLocalFile() : folder.toString());
+}
+
+void ModelManager::inspectPath(const QString& dir) {
+  if (inspecting_) {
+    queuedInspect_ = dir;  // started when the running inspection ends; the GUI never waits
+    return;
+  }
+  inspecting_ = true;
+  emit inspectingChanged();
+  const QString device = settings_->device();
+  watcher_.setFuture(QtConcurrent::run([dir, device]() {
+    InspectOutcome outcome;
+    const auto info = inspect_model(dir.toStdString());
+    if (!info) {
+      outcome.error = qs(info.status().message());
+      return outcome;
+    }
+    outcome.report = qs(format_model_info(*info));
+    const auto [memory, where] = target_memory(device);
+    QString fit;
+    bool fits = false;
+    if (info->tensor_bytes == 0) {
+      fit = QObject::tr("size unknown");
+    } else if (info->tensor_bytes <= memory) {
+      fits = true;
+      fit = QObject::tr("fits: %1 of %2 %3")
+                .arg(formatBytes(static_cast<double>(info->tensor_bytes)), formatBytes(static_cast<double>(memory)),
+                     where);
+    } else {
+      fit = QObject::tr("%1, more than the %2 %3: experts will stream from disk")
+                .arg(formatBytes(static_cast<double>(info->tensor_bytes)), formatBytes(static_cast<double>(memory)),
+                     where);
+    }
+    if (!info->weights_present)
+      fit += QObject::tr(" (weights not all present: %1 of %2 shards)").arg(info->shards_present).arg(info->n_shards);
+    outcome.info = {
+        {"dir", qs(info->dir.string())},
+        {"name", QFileInfo(qs(info->dir.string())).fileName()},
+        {"modelType", qs(info->model_type)},
+        {"family", qs(info->family)},
+        {"supported", info->supported},
+        {"demo", info->demo},
+        {"supportNote", qs(info->support_note)},
+        {"weightsPresent", info->weights_present},
+        {"totalParams", static_cast<double>(info->total_params)},
+        {"activeParams", static_cast<double>(info->active_params_per_token)},
+        {"expertFormat", qs(info->expert_format)},
+        {"routedExperts", static_cast<qlonglong>(info->routed_experts)},
+        {"expertsPerToken", static_cast<qlonglong>(info->experts_per_token)},
+        {"layers", static_cast<qlonglong>(info->layers)},
+        {"tensorBytes", static_cast<double>(info->tensor_bytes)},
+        {"sizeText", formatBytes(static_cast<double>(info->tensor_bytes))},
+        {"hasVision", info->has_vision},
+        {"fits", fits},
+        {"fitText", fit},
+    };
+    return outcome;
+  }));
+}
+
+void ModelManager::onInspectFinished() {
+  const InspectOutcome outcome = watcher_.result();
+  inspecting_ = false;
+  if (!queuedInspect_.isEmpty()) {
+    inspectPath(std::exchange(queuedInspect_, {}));
+    return;
+  }
+  emit inspectingChanged();
+  if (!outcome.error.isEmpty()) {
+    emit errorOccurred(outcome.error);
+    return;
+  }
+  info_ = outcome.info;
+  report_ = outcome.report;
+  emit infoChanged();
+}
+
+void ModelManager::load(const QString& dir) {
+  if (dir.isEmpty()) return;
+  if (info_.value(QStringLiteral("dir")).toString() != dir) inspectPath(dir);
+  progress_ = 0;
+  progressText_ = tr("Checking the checkpoint…");
+  emit progressChanged();
+  bridge_->loadModel(dir, settings_->device());
+  emit loadStateChanged();
+}
+
+void ModelManager::loadInspected() { load(info_.value(QStringLiteral("dir")).toString()); }
+
+void ModelManager::cancelLoad() { bridge_->cancelLoad(); }
+
+void ModelManager::unload() {
+  bridge_->unloadModel();
+  emit loadStateChanged();
+}
+
+void ModelManager::forgetRecent(const QString& dir) { settings_->forgetRecentModel(dir); }
+
+void ModelManager::onLoaded(const QString& dir, const QString& device, const QString& notice) {
+  loadedIsDemo_ = QFileInfo::exists(dir + QStringLiteral("/day0-demo.json"));
+  settings_->addRecentModel(dir);
+  progress_ = 1;
+  progressText_ = tr("Loaded on %1").arg(device == QLatin1String("cpu") ? tr("the CPU") : device);
+  emit progressChanged();
+  emit loadStateChanged();
+  if (!notice.isEmpty()) emit noticeOccurred(notice);
+  emit modelReady();
+}
+
+}  // namespace day0::app

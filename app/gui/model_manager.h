@@ -1,0 +1,102 @@
+#pragma once
+// The model manager: inspect a model folder (off the GUI thread), remember recent folders,
+// load one through the engine bridge with progress, unload it. Also finds the shipped demo
+// model for the first run.
+#include <QFutureWatcher>
+#include <QObject>
+#include <QUrl>
+#include <QVariantList>
+#include <QVariantMap>
+
+namespace day0::app {
+
+class AppSettings;
+class EngineBridge;
+
+class ModelManager : public QObject {
+  Q_OBJECT
+  Q_PROPERTY(bool inspecting READ inspecting NOTIFY inspectingChanged)
+  Q_PROPERTY(QVariantMap info READ info NOTIFY infoChanged)
+  Q_PROPERTY(QString report READ report NOTIFY infoChanged)
+  Q_PROPERTY(bool loading READ loading NOTIFY loadStateChanged)
+  Q_PROPERTY(bool loaded READ loaded NOTIFY loadStateChanged)
+  Q_PROPERTY(QString loadedDir READ loadedDir NOTIFY loadStateChanged)
+  Q_PROPERTY(QString loadedName READ loadedName NOTIFY loadStateChanged)
+  Q_PROPERTY(QString loadedType READ loadedType NOTIFY loadStateChanged)
+  Q_PROPERTY(bool loadedIsDemo READ loadedIsDemo NOTIFY loadStateChanged)
+  Q_PROPERTY(QString device READ device NOTIFY loadStateChanged)
+  Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
+  Q_PROPERTY(QString progressText READ progressText NOTIFY progressChanged)
+  Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
+  Q_PROPERTY(QString demoModelPath READ demoModelPath CONSTANT)
+  Q_PROPERTY(bool acceptsImages READ acceptsImages NOTIFY loadStateChanged)
+
+ public:
+  ModelManager(EngineBridge* bridge, AppSettings* settings, QObject* parent = nullptr);
+  ~ModelManager() override;
+
+  bool inspecting() const { return inspecting_; }
+  QVariantMap info() const { return info_; }
+  QString report() const { return report_; }
+  bool loading() const;
+  bool loaded() const;
+  QString loadedDir() const;
+  QString loadedName() const;
+  QString loadedType() const;
+  bool loadedIsDemo() const { return loadedIsDemo_; }
+  QString device() const;
+  double progress() const { return progress_; }
+  QString progressText() const { return progressText_; }
+  QVariantList recentModels() const;
+  QString demoModelPath() const { return demoModelPath_; }
+  // The engine takes text only for now; images are kept in the history until it takes them.
+  bool acceptsImages() const { return false; }
+  QString imagesRefusal() const;
+
+  Q_INVOKABLE void inspectFolder(const QUrl& folder);
+  Q_INVOKABLE void inspectPath(const QString& dir);
+  // Inspects and loads `dir` with the device from the settings.
+  Q_INVOKABLE void load(const QString& dir);
+  Q_INVOKABLE void loadInspected();
+  Q_INVOKABLE void cancelLoad();
+  Q_INVOKABLE void unload();
+  Q_INVOKABLE void forgetRecent(const QString& dir);
+  Q_INVOKABLE static QString formatBytes(double bytes);
+
+  // The shipped random-weight demo model, or empty: share/day0/demo-model beside an install,
+  // build/demo-model written by `make run`, or resources/demo-model in a build tree.
+  static QString findDemoModel();
+
+ signals:
+  void inspectingChanged();
+  void infoChanged();
+  void loadStateChanged();
+  void progressChanged();
+  void recentModelsChanged();
+  void errorOccurred(const QString& message);
+  void noticeOccurred(const QString& message);
+  void modelReady();
+
+ private:
+  struct InspectOutcome {
+    QVariantMap info;
+    QString report;
+    QString error;
+  };
+  void onInspectFinished();
+  void onLoaded(const QString& dir, const QString& device, const QString& notice);
+
+  EngineBridge* bridge_;
+  AppSettings* settings_;
+  bool inspecting_ = false;
+  QVariantMap info_;
+  QString report_;
+  double progress_ = 0;
+  QString progressText_;
+  bool loadedIsDemo_ = false;
+  QString demoModelPath_;
+  QString queuedInspect_;
+  QFutureWatcher<InspectOutcome> watcher_;
+};
+
+}  // namespace day0::app

@@ -1,0 +1,104 @@
+#include "gui/selftest.h"
+
+#include <QCoreApplication>
+#include <QImage>
+#include <QQuickWindow>
+#include <cstdio>
+
+#include "bridge/engine_bridge.h"
+#include "gui/app_controller.h"
+#include "gui/chat_controller.h"
+#include "gui/conversation_list_model.h"
+#include "gui/message_list_model.h"
+#include "gui/model_manager.h"
+
+namespace day0::app {
+
+namespace {
+constexpr int kDeadlineMs = 120'000;
+const char* const kPrompt = "Hello! In two sentences, what is a Mixture-of-Experts model?";
+}  // namespace
+
+SelfTest::SelfTest(QQuickWindow* window, AppController* controller, QString screenshot, QString page, QObject* parent)
+    : QObject(parent),
+      window_(window),
+      controller_(controller),
+      screenshot_(std::move(screenshot)),
+      page_(std::move(page)) {}
+
+void SelfTest::start() {
+  clock_.start();
+  deadline_.setSingleShot(true);
+  deadline_.setInterval(kDeadlineMs);
+  connect(&deadline_, &QTimer::timeout, this, [this]() {
+    finishWith(sent_ ? QStringLiteral("the reply did not finish within %1 s").arg(kDeadlineMs / 1000)
+                     : QStringLiteral("the model did not load within %1 s").arg(kDeadlineMs / 1000));
+  });
+  deadline_.start();
+  ModelManager* models = controller_->models();
+  ChatController* chat = controller_->chat();
+  connect(models, &ModelManager::modelReady, this, &SelfTest::sendMessage);
+  connect(models, &ModelManager::errorOccurred, this, [this](const QString& m) {
+    if (!sent_) finishWith(QStringLiteral("the model did not load: ") + m);
+  });
+  connect(controller_->bridge(), &EngineBridge::textArrived, this, [this]() { ++streamedChunks_; });
+  connect(chat, &ChatController::errorOccurred, this, [this](const QString& m) { finishWith(m); });
+  connect(chat, &ChatController::replyFinished, this, [this, chat](qint64 id, bool ok) {
+    if (!ok) return finishWith(QStringLiteral("the engine reported an error"));
+    const storage::Message* reply = chat->messages()->find(id);
+    if (reply == nullptr || (reply->content.empty() && reply->reasoning.empty()))
+      return finishWith(QStringLiteral("the reply is empty"));
+    if (streamedChunks_ == 0) return finishWith(QStringLiteral("no text was streamed"));
+    std::printf("day0 --selftest: reply of %zu characters streamed in %lld chunks (%lld ms since start)\n",
+                reply->content.size() + reply->reasoning.size(), static_cast<long long>(streamedChunks_),
+                static_cast<long long>(clock_.elapsed()));
+    // The conversation list shows it once the history has listed it again.
+    connect(chat, &ChatController::conversationsLoaded, this, [this, chat]() {
+      if (chat->conversations()->rowCount() > 0) capture();
+    });
+    chat->refreshConversations();
+  });
+  if (models->loaded()) {
+    sendMessage();
+  } else if (!models->loading()) {
+    if (models->demoModelPath().isEmpty())
+      return finishWith(QStringLiteral("no model: the demo model was not found and --model was not given"));
+    models->load(models->demoModelPath());
+  }
+}
+
+void SelfTest::sendMessage() {
+  if (sent_ || done_) return;
+  sent_ = true;
+  std::printf("day0 --selftest: %s loaded on %s (%lld ms)\n", qPrintable(controller_->models()->loadedName()),
+              qPrintable(controller_->models()->device()), static_cast<long long>(clock_.elapsed()));
+  if (!controller_->chat()->send(QString::fromUtf8(kPrompt))) finishWith(QStringLiteral("the message was not sent"));
+}
+
+void SelfTest::capture() {
+  if (done_) return;
+  if (!page_.isEmpty() && page_ != QLatin1String("chat"))
+    QMetaObject::invokeMethod(window_, "openPage", Q_ARG(QVariant, page_));
+  // Let the view lay out and render the last text (and any dialog) before grabbing.
+  QTimer::singleShot(700, this, [this]() {
+    const QImage image = window_->grabWindow();
+    if (image.isNull() || image.width() < 100 || image.height() < 100)
+      return finishWith(QStringLiteral("the window rendered no usable frame"));
+    if (!screenshot_.isEmpty() && !image.save(screenshot_, "PNG"))
+      return finishWith(QStringLiteral("cannot write ") + screenshot_);
+    done_ = true;
+    std::printf("day0 --selftest: ok (%dx%d frame%s%s)\n", image.width(), image.height(),
+                screenshot_.isEmpty() ? "" : ", saved to ", qPrintable(screenshot_));
+    std::fflush(stdout);
+    QCoreApplication::exit(0);
+  });
+}
+
+void SelfTest::finishWith(const QString& failure) {
+  if (done_) return;
+  done_ = true;
+  std::fprintf(stderr, "day0 --selftest: FAILED: %s\n", qPrintable(failure));
+  QCoreApplication::exit(1);
+}
+
+}  // namespace day0::app

@@ -1,0 +1,24 @@
+# The desktop app's library (day0_app): controllers, view-models and the engine bridge.
+# Included from app/CMakeLists.txt; paths are relative to app/.
+target_sources(day0_app PRIVATE
+  bridge/engine_bridge.cpp
+  bridge/engine_bridge.h
+  gui/app_settings.cpp
+  gui/app_settings.h
+  gui/chat_controller.cpp
+  gui/chat_controller.h
+  gui/conversation_list_model.cpp
+  gui/conversation_list_model.h
+  gui/image_attachments.cpp
+  gui/image_attachments.h
+  gui/markdown_blocks.cpp
+  gui/markdown_blocks.h
+  gui/message_list_model.cpp
+  gui/message_list_model.h
+  gui/model_manager.cpp
+  gui/model_manager.h
+  gui/selftest.cpp
+  gui/selftest.h
+)
+target_link_libraries(day0_app PUBLIC day0_storage)
+target_compile_definitions(day0_app PRIVATE DAY0_RESOURCES_DIR="${PROJECT_SOURCE_DIR}/resources")

@@ -1,0 +1,485 @@
+// The chat end to end, as the window drives it: the real engine with the demo model (a tiny
+// random-weight gpt-oss with a real tokenizer and chat template), the real SQLite history in a
+// temporary folder, and the view-models checked with QAbstractItemModelTester and QSignalSpy.
+// Replies are capped at a few tokens so the program stays fast on slow machines.
+#include <QAbstractItemModelTester>
+#include <QBuffer>
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "bridge/engine_bridge.h"
+#include "day0/devices.h"
+#include "gui/app_controller.h"
+#include "gui/app_settings.h"
+#include "gui/chat_controller.h"
+#include "gui/conversation_list_model.h"
+#include "gui/image_attachments.h"
+#include "gui/message_list_model.h"
+#include "gui/model_manager.h"
+
+using namespace day0::app;
+using day0::storage::Role;
+
+namespace {
+
+const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
+constexpr int kWaitMs = 30000;
+
+std::unique_ptr<AppController> makeApp(const QString& root) {
+  auto app = std::make_unique<AppController>(AppPaths{root + "/data", root + "/day0.ini"});
+  app->settings()->setMaxNewTokens(12);
+  return app;
+}
+
+bool loadModel(AppController& app, const QString& dir = kDemo) {
+  QSignalSpy ready(app.models(), &ModelManager::modelReady);
+  app.models()->load(dir);
+  return ready.wait(kWaitMs);
+}
+
+QVariant row(MessageListModel* m, int r, int role) { return m->data(m->index(r), role); }
+
+// Sends `text` and waits for the reply; returns the reply's id (0 on failure).
+qint64 sendAndWait(ChatController* chat, const QString& text) {
+  QSignalSpy finished(chat, &ChatController::replyFinished);
+  if (!chat->send(text)) return 0;
+  if (!finished.wait(kWaitMs)) return 0;
+  return finished.at(0).at(1).toBool() ? finished.at(0).at(0).toLongLong() : 0;
+}
+
+std::vector<day0::storage::Message> stored(ChatController* chat, qint64 conversation) {
+  auto r = chat->store().messages(conversation).get();
+  return r.is_ok() ? r.value() : std::vector<day0::storage::Message>{};
+}
+
+QByteArray pngBytes(int w, int h) {
+  QImage image(w, h, QImage::Format_RGB32);
+  image.fill(qRgb(30, 120, 200));
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  image.save(&buffer, "PNG");
+  return bytes;
+}
+
+}  // namespace
+
+class TestGuiChat : public QObject {
+  Q_OBJECT
+ private slots:
+  void sendAndStream() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QAbstractItemModelTester messagesTester(chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester listTester(chat->conversations(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(loadModel(*app));
+    QCOMPARE(app->models()->loadedType(), QString("gpt_oss"));
+
+    // What the bridge streamed, collected independently of the view-model.
+    QString content, reasoning;
+    QList<qint64> at;
+    QElapsedTimer clock;
+    clock.start();
+    connect(app->bridge(), &EngineBridge::textArrived, this, [&](quint64, const QString& c, const QString& r) {
+      content += c;
+      reasoning += r;
+      at << clock.elapsed();
+    });
+    const qint64 reply = sendAndWait(chat, "Hello there");
+    QVERIFY(reply > 0);
+    QVERIFY(!at.isEmpty());
+    QVERIFY(!(content + reasoning).isEmpty());
+    // Coalesced: text reaches the GUI thread on a 25 ms timer (the last piece comes with done).
+    for (int i = 1; i + 1 < at.size(); ++i)
+      QVERIFY2(at[i] - at[i - 1] >= 15, qPrintable(QString::number(at[i] - at[i - 1])));
+
+    MessageListModel* m = chat->messages();
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(row(m, 0, MessageListModel::RoleRole).toString(), QString("user"));
+    QCOMPARE(row(m, 0, MessageListModel::ContentRole).toString(), QString("Hello there"));
+    QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), reply);
+    QCOMPARE(row(m, 1, MessageListModel::ContentRole).toString(), content);
+    QCOMPARE(row(m, 1, MessageListModel::ReasoningRole).toString(), reasoning);
+    QCOMPARE(row(m, 1, MessageListModel::StreamingRole).toBool(), false);
+    QCOMPARE(row(m, 1, MessageListModel::StateRole).toString(), QString("complete"));
+
+    // The history holds the same text, finished, with statistics.
+    const auto messages = stored(chat, chat->currentConversationId());
+    QCOMPARE(messages.size(), std::size_t(2));
+    QCOMPARE(QString::fromStdString(messages[1].content), content);
+    QCOMPARE(QString::fromStdString(messages[1].reasoning), reasoning);
+    QCOMPARE(messages[1].parent_id.value_or(0), messages[0].id);
+    QCOMPARE(messages[1].state, day0::storage::MessageState::complete);
+    QVERIFY(messages[1].stats.completion_tokens.value_or(0) >= 1);
+    QVERIFY(messages[1].stats.completion_tokens.value_or(0) <= 12);
+    QCOMPARE(chat->currentTitle(), QString("Hello there"));
+
+    // The status bar's figures.
+    QVERIFY(app->contextUsed() > 0);
+    QCOMPARE(app->contextTotal(), qint64(131072));
+    QVERIFY(app->timeToFirstTokenMs() > 0);
+
+    // A follow-up continues the branch.
+    const qint64 second = sendAndWait(chat, "And again");
+    QVERIFY(second > 0);
+    QCOMPARE(m->rowCount(), 4);
+    const auto after = stored(chat, chat->currentConversationId());
+    QCOMPARE(after.size(), std::size_t(4));
+    QCOMPARE(after[2].parent_id.value_or(0), reply);
+  }
+
+  void stopEndsTheReply() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    app->settings()->setMaxNewTokens(100000);
+    ChatController* chat = app->chat();
+    QVERIFY(loadModel(*app));
+    QSignalSpy finished(chat, &ChatController::replyFinished);
+    QElapsedTimer stoppedAt;
+    connect(chat, &ChatController::replyStarted, this, [&]() {
+      QVERIFY(chat->generating());
+      stoppedAt.start();
+      chat->stop();
+    });
+    QVERIFY(chat->send("Write forever"));
+    QVERIFY(finished.wait(kWaitMs));
+    QVERIFY2(stoppedAt.elapsed() < 2000, qPrintable(QString::number(stoppedAt.elapsed())));
+    QVERIFY(!chat->generating());
+    MessageListModel* m = chat->messages();
+    QCOMPARE(row(m, 1, MessageListModel::StateRole).toString(), QString("incomplete"));
+    const auto messages = stored(chat, chat->currentConversationId());
+    QCOMPARE(messages.size(), std::size_t(2));
+    QCOMPARE(messages[1].state, day0::storage::MessageState::incomplete);
+    QVERIFY(messages[1].stats.completion_tokens.value_or(0) < 100);
+    // Stop does nothing when nothing streams, and the next message goes through.
+    chat->stop();
+    app->settings()->setMaxNewTokens(8);
+    QVERIFY(sendAndWait(chat, "Short now") > 0);
+  }
+
+  void regenerateMakesABranch() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QAbstractItemModelTester tester(chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(loadModel(*app));
+    const qint64 first = sendAndWait(chat, "Pick a number");
+    QVERIFY(first > 0);
+    MessageListModel* m = chat->messages();
+    const qint64 user = row(m, 0, MessageListModel::MessageIdRole).toLongLong();
+
+    QSignalSpy finished(chat, &ChatController::replyFinished);
+    chat->regenerate(first);
+    QVERIFY(finished.wait(kWaitMs));
+    const qint64 second = finished.at(0).at(0).toLongLong();
+    QVERIFY(second != first);
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), second);
+    QCOMPARE(row(m, 1, MessageListModel::BranchCountRole).toInt(), 2);
+    QCOMPARE(row(m, 1, MessageListModel::BranchIndexRole).toInt(), 2);
+
+    const auto messages = stored(chat, chat->currentConversationId());
+    int replies = 0;
+    for (const auto& msg : messages)
+      if (msg.role == Role::assistant && msg.parent_id.value_or(0) == user) ++replies;
+    QCOMPARE(replies, 2);
+
+    chat->switchBranch(second, -1);
+    QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), first);
+    QCOMPARE(row(m, 1, MessageListModel::BranchIndexRole).toInt(), 1);
+    chat->switchBranch(first, 1);
+    QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), second);
+
+    // Reopened from the history, the newest branch shows, with both versions counted.
+    QSignalSpy loaded(chat, &ChatController::conversationLoaded);
+    const qint64 conversation = chat->currentConversationId();
+    chat->newConversation();
+    QCOMPARE(m->rowCount(), 0);
+    chat->openConversation(conversation);
+    QVERIFY(loaded.wait(kWaitMs));
+    QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), second);
+    QCOMPARE(row(m, 1, MessageListModel::BranchCountRole).toInt(), 2);
+  }
+
+  void editResendsAsABranch() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    app->settings()->setSystemPrompt("You are terse.");
+    ChatController* chat = app->chat();
+    QAbstractItemModelTester tester(chat->messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(loadModel(*app));
+    const qint64 reply = sendAndWait(chat, "Original question");
+    QVERIFY(reply > 0);
+    MessageListModel* m = chat->messages();
+    QCOMPARE(m->rowCount(), 2);  // the system prompt is stored but not a row
+    const qint64 original = row(m, 0, MessageListModel::MessageIdRole).toLongLong();
+
+    QSignalSpy finished(chat, &ChatController::replyFinished);
+    chat->editAndResend(original, "Edited question");
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(row(m, 0, MessageListModel::ContentRole).toString(), QString("Edited question"));
+    QCOMPARE(row(m, 0, MessageListModel::BranchCountRole).toInt(), 2);
+    const qint64 edited = row(m, 0, MessageListModel::MessageIdRole).toLongLong();
+
+    const auto messages = stored(chat, chat->currentConversationId());
+    QCOMPARE(messages.size(), std::size_t(5));  // system, original, reply, edited, its reply
+    QCOMPARE(messages[0].role, Role::system);
+    QCOMPARE(messages[0].content, std::string("You are terse."));
+    const auto find = [&](qint64 id) {
+      return *std::find_if(messages.begin(), messages.end(), [&](const auto& x) { return x.id == id; });
+    };
+    QCOMPARE(find(edited).parent_id, find(original).parent_id);
+    QCOMPARE(find(edited).parent_id.value_or(0), messages[0].id);
+    QCOMPARE(find(finished.at(0).at(0).toLongLong()).parent_id.value_or(0), edited);
+
+    chat->switchBranch(edited, -1);
+    QCOMPARE(row(m, 0, MessageListModel::ContentRole).toString(), QString("Original question"));
+    QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), reply);
+  }
+
+  void searchFindsConversations() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QAbstractItemModelTester tester(chat->conversations(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(loadModel(*app));
+    QVERIFY(sendAndWait(chat, "Tell me about the zebrafish genome") > 0);
+    chat->newConversation();
+    QVERIFY(sendAndWait(chat, "Something else entirely") > 0);
+
+    ConversationListModel* list = chat->conversations();
+    QSignalSpy searched(chat, &ChatController::searchFinished);
+    chat->setSearchQuery("zebrafish");
+    QVERIFY(searched.wait(kWaitMs));
+    QCOMPARE(list->rowCount(), 1);
+    QCOMPARE(list->data(list->index(0), ConversationListModel::TitleRole).toString(),
+             QString("Tell me about the zebrafish genome"));
+    chat->setSearchQuery("GENOME");  // case-insensitive, in message text
+    QVERIFY(searched.wait(kWaitMs));
+    QCOMPARE(list->rowCount(), 1);
+    QVERIFY2(list->data(list->index(0), ConversationListModel::SnippetRole).toString().contains("<b>genome</b>"),
+             qPrintable(list->data(list->index(0), ConversationListModel::SnippetRole).toString()));
+    const qint64 hitMessage = list->data(list->index(0), ConversationListModel::MatchMessageIdRole).toLongLong();
+    QVERIFY(hitMessage > 0);
+    chat->setSearchQuery("quokka");
+    QVERIFY(searched.wait(kWaitMs));
+    QCOMPARE(list->rowCount(), 0);
+
+    QSignalSpy listed(chat, &ChatController::conversationsLoaded);
+    chat->setSearchQuery("");
+    QVERIFY(listed.wait(kWaitMs));
+    QCOMPARE(list->rowCount(), 2);
+  }
+
+  void attachAnImage() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QVERIFY(loadModel(*app));
+    const QByteArray bytes = pngBytes(64, 48);
+    const QString path = tmp.filePath("photo.png");
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(bytes);
+    }
+    QSignalSpy errors(chat, &ChatController::errorOccurred);
+    QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(path)}), 1);
+    QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(path)}), 0);  // the same image once
+    QCOMPARE(chat->pendingAttachments().size(), 1);
+    const QString sha = QString(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex());
+    QCOMPARE(chat->pendingAttachments()[0].toMap().value("source").toString(), "image://day0/" + sha);
+
+    // The thumbnail is served before the message is sent...
+    AttachmentImageProvider provider(app->attachmentSource());
+    QSize size;
+    QImage thumb = provider.requestImage(sha, &size, QSize(32, 32));
+    QCOMPARE(size, QSize(32, 24));
+
+    // ...and the message with its image is stored; the model cannot read images, which the
+    // banner says, and no reply is generated.
+    QSignalSpy storedSpy(chat, &ChatController::messageStored);
+    QSignalSpy finished(chat, &ChatController::replyFinished);
+    QVERIFY(chat->send("What is in this picture?"));
+    QCOMPARE(chat->pendingAttachments().size(), 0);
+    QVERIFY(storedSpy.wait(kWaitMs));
+    QTRY_VERIFY(!chat->generating());
+    QVERIFY(errors.count() >= 1);
+    QVERIFY2(errors.last().at(0).toString().contains("cannot read images"), qPrintable(errors.last().at(0).toString()));
+    QVERIFY(app->errorMessage().contains("cannot read images"));
+    app->dismissError();
+    QVERIFY(app->errorMessage().isEmpty());
+    QCOMPARE(finished.count(), 0);
+    MessageListModel* m = chat->messages();
+    QCOMPARE(m->rowCount(), 1);
+    const QVariantList shown = row(m, 0, MessageListModel::AttachmentsRole).toList();
+    QCOMPARE(shown.size(), 1);
+    QCOMPARE(shown[0].toMap().value("sha256").toString(), sha);
+    QCOMPARE(shown[0].toMap().value("mimeType").toString(), QString("image/png"));
+    const auto data = chat->store().attachment_data(sha.toStdString()).get();
+    QVERIFY(data.is_ok());
+    QCOMPARE(QByteArray::fromStdString(data.value()), bytes);
+    // Served from the history now.
+    thumb = provider.requestImage(sha, &size, QSize());
+    QCOMPARE(size, QSize(64, 48));
+
+    // Hostile or unusable files are refused, each with a sentence naming it.
+    const QString junk = tmp.filePath("junk.png");
+    {
+      QFile f(junk);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray(5000, '\x7f'));
+    }
+    errors.clear();
+    QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(junk), QUrl::fromLocalFile(tmp.path()),
+                               QUrl::fromLocalFile(tmp.filePath("missing.jpg"))}),
+             0);
+    QCOMPARE(errors.count(), 3);
+    QVERIFY(errors.at(0).at(0).toString().contains("junk.png"));
+    QVERIFY(errors.at(2).at(0).toString().contains("missing.jpg"));
+    QCOMPARE(chat->pendingAttachments().size(), 0);
+  }
+
+  void restartFindsTheHistory() {
+    QTemporaryDir tmp;
+    qint64 conversation = 0;
+    QString reply;
+    {
+      auto app = makeApp(tmp.path());
+      QVERIFY(loadModel(*app));
+      QVERIFY(sendAndWait(app->chat(), "Remember the lighthouse") > 0);
+      conversation = app->chat()->currentConversationId();
+      reply = row(app->chat()->messages(), 1, MessageListModel::ContentRole).toString() +
+              row(app->chat()->messages(), 1, MessageListModel::ReasoningRole).toString();
+      QVERIFY(!reply.isEmpty());
+    }
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QSignalSpy listed(chat, &ChatController::conversationsLoaded);
+    QVERIFY(listed.wait(kWaitMs));
+    QCOMPARE(chat->conversations()->rowCount(), 1);
+    QCOMPARE(chat->conversations()->idAt(0), conversation);
+    QCOMPARE(chat->conversations()->data(chat->conversations()->index(0), ConversationListModel::TitleRole).toString(),
+             QString("Remember the lighthouse"));
+    // The model used last is remembered.
+    QCOMPARE(app->settings()->recentModels().value(0), QDir(kDemo).canonicalPath());
+    QSignalSpy loaded(chat, &ChatController::conversationLoaded);
+    chat->openConversation(conversation);
+    QVERIFY(loaded.wait(kWaitMs));
+    QCOMPARE(chat->messages()->rowCount(), 2);
+    QCOMPARE(row(chat->messages(), 0, MessageListModel::ContentRole).toString(), QString("Remember the lighthouse"));
+    QCOMPARE(row(chat->messages(), 1, MessageListModel::ContentRole).toString() +
+                 row(chat->messages(), 1, MessageListModel::ReasoningRole).toString(),
+             reply);
+  }
+
+  void renamePinDeleteAndUndo() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QAbstractItemModelTester tester(chat->conversations(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(loadModel(*app));
+    QVERIFY(sendAndWait(chat, "First chat") > 0);
+    const qint64 first = chat->currentConversationId();
+    chat->newConversation();
+    QVERIFY(sendAndWait(chat, "Second chat") > 0);
+    ConversationListModel* list = chat->conversations();
+    QTRY_COMPARE(list->rowCount(), 2);
+    QCOMPARE(list->idAt(1), first);  // most recent first
+
+    QSignalSpy listed(chat, &ChatController::conversationsLoaded);
+    chat->renameConversation(first, "  Renamed   chat ");
+    QTRY_COMPARE_WITH_TIMEOUT(list->titleOf(first), QString("Renamed chat"), kWaitMs);
+    chat->setPinned(first, true);
+    QTRY_COMPARE_WITH_TIMEOUT(list->idAt(0), first, kWaitMs);
+    QCOMPARE(list->data(list->index(0), ConversationListModel::SectionRole).toString(), QString("Pinned"));
+
+    chat->openConversation(first);
+    chat->deleteConversation(first);
+    QCOMPARE(list->rowCount(), 1);
+    QCOMPARE(chat->currentConversationId(), qint64(0));  // the open chat closed
+    QVERIFY(chat->undoText().contains("Renamed chat"));
+    chat->undoDelete();
+    QCOMPARE(list->rowCount(), 2);
+    QVERIFY(chat->undoText().isEmpty());
+    QCOMPARE(chat->store().list_conversations().get().value().size(), std::size_t(2));
+
+    chat->deleteConversation(first);
+    chat->commitPendingDelete();
+    QVERIFY(listed.wait(kWaitMs));
+    QTRY_COMPARE_WITH_TIMEOUT(list->rowCount(), 1, kWaitMs);
+    const auto remaining = chat->store().list_conversations().get().value();
+    QCOMPARE(remaining.size(), std::size_t(1));
+    QVERIFY(remaining[0].id != first);
+  }
+
+  void engineErrorsReachTheBanner() {
+    QTemporaryDir tmp;
+    const QString broken = tmp.filePath("broken-model");
+    QDir().mkpath(broken);
+    for (const QString& name : QDir(kDemo).entryList(QDir::Files)) QFile::copy(kDemo + "/" + name, broken + "/" + name);
+    {
+      QFile t(broken + "/chat_template.jinja");
+      QVERIFY(t.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      t.write("{{ raise_exception('this template refuses every conversation') }}");
+    }
+    auto app = makeApp(tmp.path());
+    QVERIFY(loadModel(*app, broken));
+    QSignalSpy finished(app->chat(), &ChatController::replyFinished);
+    QVERIFY(app->chat()->send("Hello"));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(finished.at(0).at(1).toBool(), false);
+    QVERIFY2(app->errorMessage().contains("this template refuses every conversation"), qPrintable(app->errorMessage()));
+    QCOMPARE(row(app->chat()->messages(), 1, MessageListModel::StateRole).toString(), QString("error"));
+    app->dismissError();
+    QVERIFY(app->errorMessage().isEmpty());
+  }
+
+  void loadingProblemsAreExplained() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    QSignalSpy errors(app->models(), &ModelManager::errorOccurred);
+    app->models()->load(tmp.filePath("no-such-model"));
+    QVERIFY(errors.wait(kWaitMs));
+    QVERIFY(app->errorMessage().contains("no-such-model"));
+    QVERIFY(!app->models()->loaded());
+    // Sending without a model keeps the text in the composer (send returns false).
+    QVERIFY(!app->chat()->send("Anyone there?"));
+
+    if (!day0::discover_devices().gpus.empty()) QSKIP("a GPU is present: the CPU fallback is not exercised");
+    app->settings()->setDevice("cuda:0");
+    QSignalSpy notices(app->models(), &ModelManager::noticeOccurred);
+    QVERIFY(loadModel(*app));
+    QCOMPARE(notices.count(), 1);
+    QVERIFY2(notices.at(0).at(0).toString().contains("cuda:0 is not available") &&
+                 notices.at(0).at(0).toString().contains("CPU instead"),
+             qPrintable(notices.at(0).at(0).toString()));
+    QVERIFY(app->noticeMessage().contains("CPU instead"));
+    QCOMPARE(app->models()->device(), QString("cpu"));
+    QCOMPARE(app->models()->progress(), 1.0);
+  }
+
+  void firstRunOpensTheDemoModel() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    QVERIFY(app->settings()->firstRun());
+    QVERIFY(!app->models()->demoModelPath().isEmpty());
+    QSignalSpy ready(app->models(), &ModelManager::modelReady);
+    app->start({});
+    QVERIFY(ready.wait(kWaitMs));
+    QVERIFY(app->models()->loadedIsDemo());
+    QVERIFY(!app->settings()->firstRun());
+    app->models()->unload();
+    QVERIFY(!app->models()->loaded());
+  }
+};
+
+QTEST_MAIN(TestGuiChat)
+#include "test_gui_chat.moc"

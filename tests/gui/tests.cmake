@@ -1,0 +1,14 @@
+# The desktop app: view-models, the engine bridge and the chat with the real engine and the
+# demo model, offscreen; and `day0 --selftest` end to end. Paths are relative to tests/.
+if(DAY0_BUILD_GUI)
+  day0_add_test(test_gui_models SOURCES gui/test_gui_models.cpp LABEL unit LIBS day0_app)
+  day0_add_test(test_gui_chat SOURCES gui/test_gui_chat.cpp LABEL integration LIBS day0_app)
+  day0_add_test(test_gui_window SOURCES gui/test_gui_window.cpp LABEL integration
+    LIBS day0_app day0_uiplugin Qt6::QuickControls2)
+  add_test(NAME day0_selftest COMMAND day0 --selftest)
+  set_tests_properties(day0_selftest PROPERTIES
+    LABELS integration
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/tests/selftest-data"
+    PASS_REGULAR_EXPRESSION "day0 --selftest: ok"
+    TIMEOUT 180)
+endif()

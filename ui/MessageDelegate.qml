@@ -1,0 +1,363 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+
+// One message of the visible branch. User messages sit right in a bubble (with their images);
+// replies sit left: collapsible reasoning, Markdown prose, code blocks with Copy, statistics.
+// Actions appear on hover: copy, edit and resend (user), regenerate (reply), and `< 1/2 >`
+// between branches.
+Item {
+    id: root
+    required property QtObject chat
+    required property int index
+    required property var messageId
+    required property string role
+    required property string content
+    required property string reasoning
+    required property var blocks
+    required property string messageState
+    required property string error
+    required property bool streaming
+    required property int branchIndex
+    required property int branchCount
+    required property var attachments
+    required property string stats
+    signal openImage(string source, string name)
+
+    readonly property bool isUser: role === "user"
+    property bool editing: false
+    property bool reasoningOpen: false
+    readonly property real maxWidth: Math.min(width - 48, 760)
+
+    implicitHeight: column.implicitHeight + 20
+    width: ListView.view ? ListView.view.width : 600
+
+    HoverHandler { id: hover }
+
+    ColumnLayout {
+        id: column
+        anchors.horizontalCenter: parent.horizontalCenter
+        width: root.maxWidth
+        y: 10
+        spacing: 6
+
+        // Images of a user message.
+        Flow {
+            visible: root.attachments.length > 0
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.maximumWidth: root.maxWidth * 0.8
+            spacing: 8
+            layoutDirection: root.isUser ? Qt.RightToLeft : Qt.LeftToRight
+            Repeater {
+                model: root.attachments
+                delegate: Rectangle {
+                    required property var modelData
+                    width: 132
+                    height: 132
+                    radius: 12
+                    color: Theme.surfaceAlt
+                    border.color: Theme.border
+                    clip: true
+                    Image {
+                        anchors.fill: parent
+                        anchors.margins: 1
+                        source: parent.modelData.source
+                        sourceSize.width: 264
+                        sourceSize.height: 264
+                        fillMode: Image.PreserveAspectCrop
+                        asynchronous: true
+                        Accessible.name: parent.modelData.name
+                    }
+                    MouseArea {
+                        anchors.fill: parent
+                        cursorShape: Qt.PointingHandCursor
+                        onClicked: root.openImage(parent.modelData.source, parent.modelData.name)
+                    }
+                }
+            }
+        }
+
+        // The user's bubble.
+        Rectangle {
+            visible: root.isUser && !root.editing && root.content.length > 0
+            Layout.alignment: Qt.AlignRight
+            Layout.maximumWidth: root.maxWidth * 0.8
+            implicitWidth: Math.min(userText.implicitWidth + 32, root.maxWidth * 0.8)
+            implicitHeight: userText.implicitHeight + 22
+            radius: Theme.radiusLarge
+            color: Theme.userBubble
+            TextEdit {
+                id: userText
+                x: 16
+                y: 11
+                width: parent.width - 32
+                text: root.content
+                textFormat: TextEdit.PlainText
+                wrapMode: Text.Wrap
+                readOnly: true
+                selectByMouse: true
+                color: Theme.text
+                font.pixelSize: Theme.fontBody + 1
+                selectionColor: Theme.accent
+                selectedTextColor: Theme.onAccent
+                Accessible.name: qsTr("Your message")
+            }
+        }
+
+        // Editing a user message: resend as a new branch.
+        Rectangle {
+            visible: root.editing
+            Layout.fillWidth: true
+            implicitHeight: editColumn.implicitHeight + 20
+            radius: Theme.radiusLarge
+            color: Theme.surface
+            border.color: Theme.accent
+            ColumnLayout {
+                id: editColumn
+                anchors.fill: parent
+                anchors.margins: 10
+                TextArea {
+                    id: editArea
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    color: Theme.text
+                    font.pixelSize: Theme.fontBody + 1
+                    background: null
+                    Accessible.name: qsTr("Edit message")
+                    Keys.onReturnPressed: (event) => {
+                        if (event.modifiers & Qt.ShiftModifier) { event.accepted = false; return }
+                        root.chat.editAndResend(root.messageId, editArea.text); root.editing = false
+                    }
+                    Keys.onEscapePressed: root.editing = false
+                }
+                RowLayout {
+                    Layout.alignment: Qt.AlignRight
+                    spacing: 8
+                    PillButton { text: qsTr("Cancel"); onClicked: root.editing = false }
+                    PillButton {
+                        text: qsTr("Send as new branch")
+                        primary: true
+                        enabled: editArea.text.trim().length > 0
+                        onClicked: { root.chat.editAndResend(root.messageId, editArea.text); root.editing = false }
+                    }
+                }
+            }
+        }
+
+        // A reply: reasoning, then the answer.
+        RowLayout {
+            visible: !root.isUser
+            Layout.fillWidth: true
+            spacing: 14
+            Rectangle {
+                Layout.alignment: Qt.AlignTop
+                implicitWidth: 30
+                implicitHeight: 30
+                radius: 15
+                color: Theme.accentSoft
+                Image {
+                    anchors.centerIn: parent
+                    source: "qrc:/qt/qml/Day0/Ui/icons/day0.svg"
+                    sourceSize.width: 20
+                    sourceSize.height: 20
+                    Accessible.ignored: true
+                }
+            }
+            ColumnLayout {
+                Layout.fillWidth: true
+                spacing: 8
+
+                // Collapsible reasoning.
+                Rectangle {
+                    visible: root.reasoning.length > 0
+                    Layout.fillWidth: true
+                    implicitHeight: reasoningColumn.implicitHeight + 16
+                    radius: Theme.radius
+                    color: Theme.surfaceAlt
+                    ColumnLayout {
+                        id: reasoningColumn
+                        x: 12
+                        y: 8
+                        width: parent.width - 24
+                        spacing: 6
+                        AbstractButton {
+                            id: reasoningToggle
+                            Layout.fillWidth: true
+                            implicitHeight: 24
+                            Accessible.name: root.reasoningOpen ? qsTr("Hide reasoning") : qsTr("Show reasoning")
+                            onClicked: root.reasoningOpen = !root.reasoningOpen
+                            contentItem: RowLayout {
+                                spacing: 6
+                                Icon { iconName: "brain"; iconSize: 15 }
+                                Label {
+                                    text: root.streaming && root.content.length === 0 ? qsTr("Thinking…") : qsTr("Reasoning")
+                                    color: Theme.textMuted
+                                    font.pixelSize: 13
+                                    font.weight: Font.DemiBold
+                                }
+                                Icon {
+                                    iconName: "chevron-down"
+                                    iconSize: 14
+                                    rotation: root.reasoningOpen ? 180 : 0
+                                    Behavior on rotation { NumberAnimation { duration: 120 } }
+                                }
+                                Item { Layout.fillWidth: true }
+                            }
+                        }
+                        TextEdit {
+                            visible: root.reasoningOpen
+                            Layout.fillWidth: true
+                            text: root.reasoning
+                            textFormat: TextEdit.PlainText
+                            wrapMode: Text.Wrap
+                            readOnly: true
+                            selectByMouse: true
+                            color: Theme.textMuted
+                            font.pixelSize: 13
+                            Accessible.name: qsTr("Reasoning")
+                        }
+                    }
+                }
+
+                Repeater {
+                    model: root.blocks
+                    delegate: Loader {
+                        required property var modelData
+                        Layout.fillWidth: true
+                        sourceComponent: modelData.kind === "code" ? codeComponent : proseComponent
+                        Component {
+                            id: proseComponent
+                            TextEdit {
+                                text: modelData.text
+                                textFormat: TextEdit.MarkdownText
+                                wrapMode: Text.Wrap
+                                readOnly: true
+                                selectByMouse: true
+                                color: Theme.text
+                                font.pixelSize: Theme.fontBody + 1
+                                selectionColor: Theme.accent
+                                selectedTextColor: Theme.onAccent
+                                Accessible.name: qsTr("Reply")
+                                onLinkActivated: (link) => Qt.openUrlExternally(link)
+                                HoverHandler { enabled: parent.hoveredLink.length > 0; cursorShape: Qt.PointingHandCursor }
+                            }
+                        }
+                        Component {
+                            id: codeComponent
+                            CodeBlock {
+                                code: modelData.text
+                                language: modelData.language
+                                chat: root.chat
+                            }
+                        }
+                    }
+                }
+
+                // Streaming, before any answer text.
+                Row {
+                    visible: root.streaming && root.content.length === 0 && root.reasoning.length === 0
+                    spacing: 5
+                    Repeater {
+                        model: 3
+                        Rectangle {
+                            required property int index
+                            width: 7; height: 7; radius: 3.5
+                            color: Theme.textFaint
+                            SequentialAnimation on opacity {
+                                running: root.streaming
+                                loops: Animation.Infinite
+                                PauseAnimation { duration: index * 150 }
+                                NumberAnimation { from: 0.25; to: 1; duration: 350 }
+                                NumberAnimation { from: 1; to: 0.25; duration: 350 }
+                                PauseAnimation { duration: (2 - index) * 150 }
+                            }
+                        }
+                    }
+                }
+
+                Label {
+                    visible: !root.streaming && root.messageState === "incomplete"
+                    text: qsTr("Stopped")
+                    color: Theme.warning
+                    font.pixelSize: Theme.fontSmall
+                    font.weight: Font.DemiBold
+                }
+                Label {
+                    visible: root.messageState === "error"
+                    Layout.fillWidth: true
+                    text: root.error.length > 0 ? root.error : qsTr("The reply failed.")
+                    color: Theme.danger
+                    wrapMode: Text.Wrap
+                    font.pixelSize: 13
+                }
+            }
+        }
+
+        // Actions and branch navigation (on hover), and the reply's statistics.
+        RowLayout {
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.leftMargin: root.isUser ? 0 : 40
+            spacing: 2
+            visible: !root.streaming && !root.editing
+            Label {
+                visible: !root.isUser && root.stats.length > 0
+                text: root.stats
+                color: Theme.textFaint
+                font.pixelSize: 12
+                rightPadding: 8
+            }
+          RowLayout {
+            spacing: 2
+            opacity: hover.hovered || root.branchCount > 1 ? 1 : 0
+            Behavior on opacity { NumberAnimation { duration: 120 } }
+
+            RowLayout {
+                visible: root.branchCount > 1
+                spacing: 0
+                IconButton {
+                    iconName: "chevron-left"
+                    tip: qsTr("Previous version")
+                    implicitWidth: 26; implicitHeight: 26; iconSize: 15
+                    enabled: root.branchIndex > 1
+                    onClicked: root.chat.switchBranch(root.messageId, -1)
+                }
+                Label {
+                    text: root.branchIndex + " / " + root.branchCount
+                    color: Theme.textMuted
+                    font.pixelSize: Theme.fontSmall
+                    Accessible.name: qsTr("Version %1 of %2").arg(root.branchIndex).arg(root.branchCount)
+                }
+                IconButton {
+                    iconName: "chevron-right"
+                    tip: qsTr("Next version")
+                    implicitWidth: 26; implicitHeight: 26; iconSize: 15
+                    enabled: root.branchIndex < root.branchCount
+                    onClicked: root.chat.switchBranch(root.messageId, 1)
+                }
+            }
+            IconButton {
+                iconName: "copy"
+                tip: qsTr("Copy")
+                implicitWidth: 28; implicitHeight: 28; iconSize: 15
+                onClicked: root.chat.copyText(root.content)
+            }
+            IconButton {
+                visible: root.isUser
+                iconName: "edit"
+                tip: qsTr("Edit and resend")
+                implicitWidth: 28; implicitHeight: 28; iconSize: 15
+                enabled: !root.chat.generating
+                onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+            }
+            IconButton {
+                visible: !root.isUser || root.attachments.length > 0
+                iconName: "regenerate"
+                tip: root.isUser ? qsTr("Reply to this message") : qsTr("Regenerate")
+                implicitWidth: 28; implicitHeight: 28; iconSize: 15
+                enabled: !root.chat.generating
+                onClicked: root.chat.regenerate(root.messageId)
+            }
+          }
+        }
+    }
+}

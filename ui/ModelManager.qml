@@ -1,0 +1,143 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+
+// The model manager: open a folder, recent models, and the inspected model's details.
+Popup {
+    id: manager
+    required property QtObject models
+
+    parent: Overlay.overlay
+    anchors.centerIn: parent
+    width: Math.min(parent.width - 80, 920)
+    height: Math.min(parent.height - 80, 620)
+    modal: true
+    focus: true
+    padding: 0
+    Overlay.modal: Rectangle { color: Qt.rgba(0, 0, 0, Theme.dark ? 0.55 : 0.3) }
+    background: Rectangle { radius: 14; color: Theme.window; border.color: Theme.border }
+
+    FolderDialog {
+        id: folderDialog
+        title: qsTr("Open a model folder (config.json, *.safetensors)")
+        onAccepted: manager.models.inspectFolder(selectedFolder)
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        // Left: open, demo, recent.
+        Rectangle {
+            Layout.fillHeight: true
+            Layout.preferredWidth: 270
+            color: Theme.sidebar
+            radius: 14
+            Rectangle { anchors.right: parent.right; width: 14; height: parent.height; color: parent.color }
+            Rectangle { anchors.right: parent.right; width: 1; height: parent.height; color: Theme.border }
+            ColumnLayout {
+                anchors.fill: parent
+                anchors.margins: 14
+                spacing: 10
+                Label {
+                    text: qsTr("Models")
+                    font.pixelSize: 20
+                    font.weight: Font.DemiBold
+                    color: Theme.text
+                }
+                PillButton {
+                    Layout.fillWidth: true
+                    primary: true
+                    iconName: "folder"
+                    text: qsTr("Open model folder…")
+                    onClicked: folderDialog.open()
+                }
+                Label {
+                    text: qsTr("RECENT")
+                    color: Theme.textFaint
+                    font.pixelSize: 11
+                    font.weight: Font.DemiBold
+                    font.letterSpacing: 0.6
+                    topPadding: 8
+                }
+                ListView {
+                    id: recent
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                    clip: true
+                    spacing: 2
+                    model: {
+                        const list = manager.models.recentModels.slice()
+                        const demo = manager.models.demoModelPath
+                        if (demo.length > 0 && !list.some(m => m.path === demo))
+                            list.push({ path: demo, name: qsTr("Demo model"), exists: true })
+                        return list
+                    }
+                    Accessible.name: qsTr("Recent models")
+                    delegate: ItemDelegate {
+                        id: recentRow
+                        required property var modelData
+                        readonly property bool selected: manager.models.info.dir === modelData.path
+                        width: ListView.view.width
+                        implicitHeight: 50
+                        enabled: modelData.exists
+                        Accessible.name: modelData.name
+                        onClicked: manager.models.inspectPath(modelData.path)
+                        background: Rectangle {
+                            radius: 8
+                            color: recentRow.selected ? Theme.selected : recentRow.hovered ? Theme.hover : "transparent"
+                        }
+                        contentItem: RowLayout {
+                            spacing: 8
+                            ColumnLayout {
+                                Layout.fillWidth: true
+                                spacing: 1
+                                Label {
+                                    Layout.fillWidth: true
+                                    text: recentRow.modelData.name
+                                    color: Theme.text
+                                    font.pixelSize: 13
+                                    font.weight: Font.DemiBold
+                                    elide: Text.ElideRight
+                                }
+                                Label {
+                                    Layout.fillWidth: true
+                                    text: recentRow.modelData.exists ? recentRow.modelData.path : qsTr("missing: ") + recentRow.modelData.path
+                                    color: Theme.textFaint
+                                    font.pixelSize: 11
+                                    elide: Text.ElideMiddle
+                                }
+                            }
+                            Rectangle {
+                                visible: manager.models.loaded && manager.models.loadedDir === recentRow.modelData.path
+                                implicitWidth: 8; implicitHeight: 8; radius: 4
+                                color: Theme.success
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // Right: the inspected model.
+        Item {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            ModelPanel {
+                anchors.fill: parent
+                anchors.margins: 24
+                anchors.topMargin: 20
+                models: manager.models
+            }
+            IconButton {
+                anchors.right: parent.right
+                anchors.top: parent.top
+                anchors.margins: 10
+                iconName: "close"
+                tip: qsTr("Close")
+                onClicked: manager.close()
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+
+// Settings: device, expert-cache budget, sampling defaults, system prompt, theme, data folder.
+// Every control writes through to the stored settings at once.
+Popup {
+    id: dialog
+    required property QtObject controller
+    readonly property QtObject settings: controller.settings
+
+    parent: Overlay.overlay
+    anchors.centerIn: parent
+    width: Math.min(parent.width - 80, 640)
+    height: Math.min(parent.height - 60, 720)
+    modal: true
+    focus: true
+    padding: 0
+    Overlay.modal: Rectangle { color: Qt.rgba(0, 0, 0, Theme.dark ? 0.55 : 0.3) }
+    background: Rectangle { radius: 14; color: Theme.window; border.color: Theme.border }
+
+    component SectionTitle: Label {
+        color: Theme.textFaint
+        font.pixelSize: 11
+        font.weight: Font.DemiBold
+        font.letterSpacing: 0.6
+        topPadding: 10
+    }
+    component Hint: Label {
+        Layout.fillWidth: true
+        wrapMode: Text.Wrap
+        color: Theme.textMuted
+        font.pixelSize: 12
+    }
+    component SliderRow: RowLayout {
+        id: sliderRow
+        property string label
+        property real from
+        property real to
+        property real step
+        property real value
+        property int decimals: 2
+        signal moved(real v)
+        Layout.fillWidth: true
+        spacing: 12
+        Label { text: sliderRow.label; color: Theme.text; Layout.preferredWidth: 150 }
+        Slider {
+            Layout.fillWidth: true
+            from: sliderRow.from; to: sliderRow.to; stepSize: sliderRow.step
+            value: sliderRow.value
+            Accessible.name: sliderRow.label
+            onMoved: sliderRow.moved(value)
+        }
+        Label { text: sliderRow.value.toFixed(sliderRow.decimals); color: Theme.textMuted; Layout.preferredWidth: 40; horizontalAlignment: Text.AlignRight }
+    }
+
+    FolderDialog {
+        id: dataFolderDialog
+        title: qsTr("Choose the data folder")
+        onAccepted: dialog.settings.dataFolder = selectedFolder.toString().replace(/^file:\/\//, "")
+    }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 0
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.margins: 20
+            Layout.bottomMargin: 8
+            Label {
+                text: qsTr("Settings")
+                font.pixelSize: 20
+                font.weight: Font.DemiBold
+                color: Theme.text
+                Layout.fillWidth: true
+            }
+            IconButton { iconName: "close"; tip: qsTr("Close"); onClicked: dialog.close() }
+        }
+
+        ScrollView {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            contentWidth: availableWidth
+            clip: true
+            ColumnLayout {
+                x: 20
+                width: dialog.width - 40
+                spacing: 10
+
+                SectionTitle { text: qsTr("DEVICE") }
+                ComboBox {
+                    id: deviceBox
+                    Layout.fillWidth: true
+                    model: dialog.controller.deviceChoices
+                    textRole: "label"
+                    valueRole: "id"
+                    Accessible.name: qsTr("Device")
+                    Component.onCompleted: currentIndex = Math.max(0, indexOfValue(dialog.settings.device))
+                    onActivated: dialog.settings.device = currentValue
+                }
+                Hint {
+                    text: dialog.controller.gpuAvailable
+                          ? qsTr("Takes effect when a model is loaded. If the engine cannot use the GPU for a model, Day0 loads it on the CPU and says why.")
+                          : qsTr("No GPU is usable: %1. Day0 runs on the CPU.").arg(dialog.controller.gpuProblem.replace(/[.\s]+$/, ""))
+                }
+                SliderRow {
+                    label: qsTr("Expert cache (GiB)")
+                    from: 1; to: 141; step: 1; decimals: 0
+                    value: dialog.settings.expertCacheGiB
+                    onMoved: (v) => dialog.settings.expertCacheGiB = v
+                }
+                Hint { text: qsTr("GPU memory kept for MXFP4 experts streamed from disk; the rest of the GPU holds attention, caches and the FP8 workspace.") }
+
+                SectionTitle { text: qsTr("SAMPLING") }
+                SliderRow {
+                    label: qsTr("Temperature")
+                    from: 0; to: 2; step: 0.05
+                    value: dialog.settings.temperature
+                    onMoved: (v) => dialog.settings.temperature = v
+                }
+                SliderRow {
+                    label: qsTr("Top-p")
+                    from: 0; to: 1; step: 0.01
+                    value: dialog.settings.topP
+                    onMoved: (v) => dialog.settings.topP = v
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Top-k (0: off)"); color: Theme.text; Layout.preferredWidth: 150 }
+                    SpinBox {
+                        from: 0; to: 1000
+                        value: dialog.settings.topK
+                        editable: true
+                        Accessible.name: qsTr("Top-k")
+                        onValueModified: dialog.settings.topK = value
+                    }
+                    Item { Layout.fillWidth: true }
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Longest reply (tokens)"); color: Theme.text; Layout.preferredWidth: 150 }
+                    SpinBox {
+                        from: 1; to: 131072; stepSize: 128
+                        value: dialog.settings.maxNewTokens
+                        editable: true
+                        Accessible.name: qsTr("Longest reply in tokens")
+                        onValueModified: dialog.settings.maxNewTokens = value
+                    }
+                    Item { Layout.fillWidth: true }
+                    PillButton { text: qsTr("Defaults"); onClicked: dialog.settings.resetSampling() }
+                }
+
+                SectionTitle { text: qsTr("SYSTEM PROMPT") }
+                Rectangle {
+                    Layout.fillWidth: true
+                    implicitHeight: 90
+                    radius: 8
+                    color: Theme.surface
+                    border.color: systemPrompt.activeFocus ? Theme.accent : Theme.border
+                    ScrollView {
+                        anchors.fill: parent
+                        anchors.margins: 2
+                        TextArea {
+                            id: systemPrompt
+                            text: dialog.settings.systemPrompt
+                            wrapMode: Text.Wrap
+                            color: Theme.text
+                            placeholderText: qsTr("Instructions every new conversation starts with (optional)")
+                            placeholderTextColor: Theme.textFaint
+                            background: null
+                            Accessible.name: qsTr("System prompt")
+                            onEditingFinished: dialog.settings.systemPrompt = text
+                        }
+                    }
+                }
+
+                SectionTitle { text: qsTr("APPEARANCE") }
+                RowLayout {
+                    spacing: 8
+                    Repeater {
+                        model: [{ id: "system", label: qsTr("System") }, { id: "light", label: qsTr("Light") }, { id: "dark", label: qsTr("Dark") }]
+                        delegate: PillButton {
+                            required property var modelData
+                            text: modelData.label
+                            primary: dialog.settings.theme === modelData.id
+                            Accessible.name: qsTr("%1 theme").arg(modelData.label)
+                            onClicked: dialog.settings.theme = modelData.id
+                        }
+                    }
+                }
+
+                SectionTitle { text: qsTr("DATA FOLDER") }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 8
+                    TextField {
+                        id: dataFolder
+                        Layout.fillWidth: true
+                        text: dialog.settings.dataFolder
+                        color: Theme.text
+                        selectByMouse: true
+                        Accessible.name: qsTr("Data folder")
+                        onEditingFinished: dialog.settings.dataFolder = text
+                    }
+                    PillButton { text: qsTr("Browse…"); onClicked: dataFolderDialog.open() }
+                }
+                Hint {
+                    text: dialog.settings.dataFolder === dialog.settings.activeDataFolder
+                          ? qsTr("The history (history.db) and its backups live here.")
+                          : qsTr("Day0 uses %1 until it restarts.").arg(dialog.settings.activeDataFolder)
+                }
+                Item { implicitHeight: 16 }
+            }
+        }
+    }
+}
