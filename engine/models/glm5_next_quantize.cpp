@@ -108,7 +108,6 @@ Status write_shard(const fs::path& path, const std::vector<OutTensor>& tensors,
   }
   out.close();
   if (!out) return error(ErrorCode::io_error, "cannot write " + path.string() + " (disk full?)");
-  report.bytes_out += 8 + n;
   return Status::ok();
 }
 

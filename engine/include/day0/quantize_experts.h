@@ -18,14 +18,14 @@
 namespace day0 {
 
 struct QuantizeExpertsOptions {
-  // Called with bytes written so far and the total.
+  // Called with tensor bytes written so far and their total.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 struct QuantizeExpertsReport {
   std::int64_t layers = 0;   // MoE layers whose experts were quantized
   std::int64_t experts = 0;  // experts quantized, all layers together
-  std::uint64_t bytes_in = 0, bytes_out = 0;
+  std::uint64_t bytes_in = 0, bytes_out = 0;  // tensor data, headers not counted
 };
 
 // in_dir: a glm5_next folder with bf16 (or f16 / f32) experts; out_dir: a new or empty folder.

@@ -99,6 +99,24 @@ class TestGlm5NextInputs : public QObject {
     for (std::size_t i = 0; i < 24; ++i) want << QString::number(greedy[i]);
     QCOMPARE(r.out.trimmed().split('\n').last().trimmed(), want.join(','));
 
+    // logits: [n, vocab] float32 from one prefill, as the decode reference computes each row.
+    const QString npy = tmp.path() + "/logits.npy";
+    r = run_program(kCli, {"logits", "--model", model, "--tokens", tokens.join(','), "--out", npy}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    {
+      std::ifstream in(npy.toStdString(), std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      QVERIFY(bytes.size() > 10);
+      const std::size_t header =
+          10 + static_cast<unsigned char>(bytes[8]) + 256u * static_cast<unsigned char>(bytes[9]);
+      const auto reference = read_tensor(glm5_reference("tiny-glm5-hc3"), "logits");
+      const std::size_t n = ids.size() * 256;
+      QCOMPARE(bytes.size(), header + n * 4);
+      std::vector<float> got(n);
+      std::memcpy(got.data(), bytes.data() + header, n * 4);
+      QVERIFY(max_rel_l2(got.data(), reference.data(), ids.size(), 256) <= 1e-4);
+    }
+
     r = run_program(
         kCli,
         {"verify", "--model", model, "--reference", QString::fromStdString(glm5_reference("tiny-glm5-hc3").string())},
