@@ -26,13 +26,6 @@ void axpy(float alpha, const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
-// y[v] = sum_c x[c] S[c, v].  S: [d, d].
-void state_t_times(const float* S, const float* x, float* y, std::int64_t d) {
-  std::fill(y, y + d, 0.0f);
-  for (std::int64_t c = 0; c < d; ++c)
-    if (x[c] != 0.0f) axpy(x[c], S + c * d, y, d);
-}
-
 }  // namespace
 
 void kda_head_recurrent(const KdaHeadView& in, float* S) {
@@ -70,8 +63,9 @@ KdaChunkScratch::KdaChunkScratch(std::int64_t chunk, std::int64_t d) {
   prod.resize(cd);
   u.resize(cd);
   r.resize(cd);
+  kp.resize(cd);
+  qp.resize(cd);
   w.resize(static_cast<std::size_t>(d));
-  tmp.resize(static_cast<std::size_t>(d));
   kk.resize(cc);  // beta_i k_i^T diag(E(i, j)) k_j, strictly lower triangle: [chunk, chunk]
   kq.resize(cc);  // q_i^T diag(E(i, j)) k_j, lower triangle with diagonal: [chunk, chunk]
 }
@@ -79,7 +73,6 @@ KdaChunkScratch::KdaChunkScratch(std::int64_t chunk, std::int64_t d) {
 void kda_head_chunked(const KdaHeadView& in, std::int64_t chunk, float* S, KdaChunkScratch& s) {
   const std::int64_t d = in.d, C = chunk;
   float* w = s.w.data();
-  float* tmp = s.tmp.data();
   for (std::int64_t t0 = 0; t0 < in.T; t0 += C) {
     const std::int64_t L = std::min(C, in.T - t0);
     const auto q = [&](std::int64_t i) { return in.q + (t0 + i) * in.stride; };
@@ -90,6 +83,8 @@ void kda_head_chunked(const KdaHeadView& in, std::int64_t chunk, float* S, KdaCh
     const auto P = [&](std::int64_t i) { return s.prod.data() + i * d; };
     const auto u = [&](std::int64_t i) { return s.u.data() + i * d; };
     const auto r = [&](std::int64_t i) { return s.r.data() + i * d; };
+    const auto kp = [&](std::int64_t i) { return s.kp.data() + i * d; };
+    const auto qp = [&](std::int64_t i) { return s.qp.data() + i * d; };
     float* kk = s.kk.data();
     float* kq = s.kq.data();
 
@@ -124,10 +119,27 @@ void kda_head_chunked(const KdaHeadView& in, std::int64_t chunk, float* S, KdaCh
       std::copy(w, w + d, r(j));  // E(L-1, j) . k_j
     }
 
+    // The products with S0 in one pass over its rows (row c stays in cache for all L tokens):
+    // u_i = S0^T (P_i . k_i) and o_i = S0^T (P_i . q_i).
+    const auto o = [&](std::int64_t i) { return in.out + (t0 + i) * in.stride; };
+    for (std::int64_t i = 0; i < L; ++i) {
+      for (std::int64_t c = 0; c < d; ++c) {
+        kp(i)[c] = P(i)[c] * k(i)[c];
+        qp(i)[c] = P(i)[c] * q(i)[c];
+      }
+      std::fill(u(i), u(i) + d, 0.0f);
+      std::fill(o(i), o(i) + d, 0.0f);
+    }
+    for (std::int64_t c = 0; c < d; ++c) {
+      const float* row = S + c * d;
+      for (std::int64_t i = 0; i < L; ++i) {
+        if (kp(i)[c] != 0.0f) axpy(kp(i)[c], row, u(i), d);
+        if (qp(i)[c] != 0.0f) axpy(qp(i)[c], row, o(i), d);
+      }
+    }
+
     // u_i = beta_i (v_i - S0^T (P_i . k_i)) - sum_{j<i} kk[i, j] u_j.
     for (std::int64_t i = 0; i < L; ++i) {
-      for (std::int64_t c = 0; c < d; ++c) tmp[c] = P(i)[c] * k(i)[c];
-      state_t_times(S, tmp, u(i), d);
       const float b = beta(i);
       for (std::int64_t c = 0; c < d; ++c) u(i)[c] = b * (v(i)[c] - u(i)[c]);
       for (std::int64_t j = 0; j < i; ++j)
@@ -135,13 +147,9 @@ void kda_head_chunked(const KdaHeadView& in, std::int64_t chunk, float* S, KdaCh
     }
 
     // o_i = S0^T (P_i . q_i) + sum_{j<=i} kq[i, j] u_j.
-    for (std::int64_t i = 0; i < L; ++i) {
-      float* o = in.out + (t0 + i) * in.stride;
-      for (std::int64_t c = 0; c < d; ++c) tmp[c] = P(i)[c] * q(i)[c];
-      state_t_times(S, tmp, o, d);
+    for (std::int64_t i = 0; i < L; ++i)
       for (std::int64_t j = 0; j <= i; ++j)
-        if (kq[i * C + j] != 0.0f) axpy(kq[i * C + j], u(j), o, d);
-    }
+        if (kq[i * C + j] != 0.0f) axpy(kq[i * C + j], u(j), o(i), d);
 
     // S = diag(P_{L-1}) S0 + sum_j r_j u_j^T.
     const float* last = P(L - 1);

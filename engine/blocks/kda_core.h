@@ -23,9 +23,9 @@ void kda_head_recurrent(const KdaHeadView& in, float* state);
 // Working memory of the chunked form for chunks of up to `chunk` tokens.
 struct KdaChunkScratch {
   explicit KdaChunkScratch(std::int64_t chunk, std::int64_t d);
-  std::vector<float> a, prod, u, r;  // [chunk, d]
-  std::vector<float> kk, kq;         // [chunk, chunk]
-  std::vector<float> w, tmp;         // [d]
+  std::vector<float> a, prod, u, r, kp, qp;  // [chunk, d]
+  std::vector<float> kk, kq;                 // [chunk, chunk]
+  std::vector<float> w;                      // [d]
 };
 
 // The same recurrence a chunk at a time (see kda_core.cpp for the algebra).
