@@ -296,7 +296,7 @@ Item {
         // Actions and branch navigation (on hover), and the reply's statistics.
         RowLayout {
             Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
-            Layout.leftMargin: root.isUser ? 0 : 40
+            Layout.leftMargin: root.isUser ? 0 : 44
             spacing: 2
             visible: !root.streaming && !root.editing
             Label {

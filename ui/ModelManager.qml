@@ -128,6 +128,7 @@ Popup {
                 anchors.fill: parent
                 anchors.margins: 24
                 anchors.topMargin: 20
+                headerRightInset: 28
                 models: manager.models
             }
             IconButton {

@@ -10,7 +10,8 @@ Item {
     readonly property var info: models.info
     readonly property bool hasInfo: info.modelType !== undefined
     readonly property bool isLoaded: models.loaded && models.loadedDir === info.dir
-    property bool showReport: false
+    property bool showReport: true
+    property int headerRightInset: 0
 
     function formatCount(n) {
         if (n >= 1e9) return (n / 1e9).toFixed(1) + " B"
@@ -43,6 +44,7 @@ Item {
 
         RowLayout {
             Layout.fillWidth: true
+            Layout.rightMargin: panel.headerRightInset
             spacing: 12
             ColumnLayout {
                 Layout.fillWidth: true
