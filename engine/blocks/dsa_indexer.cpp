@@ -27,7 +27,7 @@ void IndexerCache::truncate(std::int64_t tokens) {
 }
 
 void indexer_select(ThreadPool& pool, const IndexerConfig& c, const IndexerWeights& w, IndexerCache& cache,
-                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection) {
+                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection, std::int64_t width) {
   const std::int64_t d = c.head_dim, nh = c.heads, kp = c.kpool, pos0 = cache.length_;
 
   // New keys (LayerNorm over d, eps 1e-6) and gate scores, appended to the cache.
@@ -87,7 +87,7 @@ void indexer_select(ThreadPool& pool, const IndexerConfig& c, const IndexerWeigh
   cpu::linear(pool, x, T, w.weights_proj, nullptr, hw.data());
   const float head_scale = 1.0f / std::sqrt(static_cast<float>(nh));
   const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const std::int64_t width = c.width(), budget = c.topk / kp;
+  const std::int64_t budget = c.topk / kp;
   pool.parallel_for(static_cast<std::size_t>(T), 1, [&](std::size_t begin, std::size_t end) {
     std::vector<float> scores;
     std::vector<std::int32_t> order;

@@ -14,6 +14,7 @@
 // tail [pools * kpool, p], which is always selected (so a context shorter than index_topk is
 // attended densely). Keys, gates and pooled keys are cached per token / per pool and pools
 // are completed incrementally as tokens arrive.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,8 +28,10 @@ namespace day0::blocks {
 
 struct IndexerConfig {
   std::int64_t hidden = 0, q_lora = 0, heads = 0, head_dim = 0, kpool = 0, topk = 0;
-  // Selection row width: topk tokens of whole pools plus at most kpool - 1 tail tokens.
-  std::int64_t width() const { return topk + kpool - 1; }
+  // Selection row width for a context of `positions` tokens: at most min(topk, positions) tokens
+  // of whole pools plus at most kpool - 1 tail tokens (bounded by the context, so a huge
+  // index_topk costs nothing).
+  std::int64_t width(std::int64_t positions) const { return std::min(topk, positions) + kpool - 1; }
 };
 
 struct IndexerWeights {
@@ -55,7 +58,7 @@ class IndexerCache {
 
  private:
   friend void indexer_select(ThreadPool&, const IndexerConfig&, const IndexerWeights&, IndexerCache&, const float*,
-                             const float*, std::int64_t, std::int32_t*);
+                             const float*, std::int64_t, std::int32_t*, std::int64_t);
   std::int64_t d_, kpool_;
   std::int64_t length_ = 0;
   std::vector<float> keys_;    // [length, d]
@@ -64,9 +67,10 @@ class IndexerCache {
 };
 
 // Feeds T tokens at positions cache.length() ... and writes each one's selection:
-// selection [T, width()] token positions (selected pools best first, then the tail), -1 padded.
-// x: [T, H] the normed attention input; q_resid: [T, q_lora].
+// selection [T, width] token positions (selected pools best first, then the tail), -1 padded;
+// width >= config.width(cache.length() + T). x: [T, H] the normed attention input;
+// q_resid: [T, q_lora].
 void indexer_select(ThreadPool& pool, const IndexerConfig& config, const IndexerWeights& weights, IndexerCache& cache,
-                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection);
+                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection, std::int64_t width);
 
 }  // namespace day0::blocks

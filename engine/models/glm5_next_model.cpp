@@ -292,17 +292,24 @@ class Glm5Model final : public LoadedModel {
         latent(static_cast<std::size_t>(T * s_.kv_lora));
     blocks::mla_project(pool_, mla_, *L.mla, h, T, q_resid.data(), latent.data());
     cache.append(latent.data(), T);
-    const std::int64_t width = indexer_.width();
+    const std::int64_t width = indexer_.width(pos0 + T);
     if (L.indexer) {
       selection.assign(static_cast<std::size_t>(T * width), -1);
       blocks::indexer_select(pool_, indexer_, *L.indexer,
                              state.index[static_cast<std::size_t>(index_slot_[static_cast<std::size_t>(l)])], h,
-                             q_resid.data(), T, selection.data());
+                             q_resid.data(), T, selection.data(), width);
     }
     // (A shared layer keeps the selection the previous layer left: config reading guarantees
     // that layer is a sparse-attention layer with its own indexer.)
     if (trace) {
-      const std::vector<float> as_float(selection.begin(), selection.end());
+      // Rows as wide as the reference's (index_topk + kpool - 1) where that is a sane size.
+      const std::int64_t full = indexer_.topk + indexer_.kpool - 1;
+      const std::int64_t traced = full <= (1 << 16) ? std::max(full, width) : width;
+      std::vector<float> as_float(static_cast<std::size_t>(T * traced), -1.0f);
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t i = 0; i < width; ++i)
+          as_float[static_cast<std::size_t>(t * traced + i)] =
+              static_cast<float>(selection[static_cast<std::size_t>(t * width + i)]);
       trace->append("indexer." + std::to_string(l) + ".topk", as_float.data(), as_float.size());
     }
     blocks::mla_attend(pool_, mla_, *L.mla, cache, q_resid.data(), T, pos0, dense_ ? nullptr : selection.data(), width,

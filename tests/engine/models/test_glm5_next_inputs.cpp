@@ -218,6 +218,23 @@ class TestGlm5NextInputs : public QObject {
     }
   }
 
+  // An index_topk far beyond any context costs nothing: the selection is bounded by the context.
+  void hugeIndexTopkRuns() {
+    QTemporaryDir tmp;
+    const fs::path dir = copy_model(tmp, "tiny-glm5-hc3");
+    auto cfg = read_json(dir / "config.json");
+    cfg["text_config"]["index_topk"] = 1ll << 30;
+    write_json(dir / "config.json", cfg);
+    ThreadPool pool(1);
+    auto model = models::load_model(dir, pool);
+    QVERIFY2(model.is_ok(), model.status().message().c_str());
+    auto state = (*model)->new_state();
+    const auto ids = read_ids(glm5_reference("tiny-glm5-hc3"), "input_ids");
+    std::vector<float> row(static_cast<std::size_t>((*model)->vocab_size()));
+    QVERIFY((*model)->forward(*state, ids, 1, row.data(), nullptr).is_ok());
+    QVERIFY(std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); }));
+  }
+
   void badTokensAreRejected() {
     ThreadPool pool(1);
     auto model = models::load_model(glm5_model("tiny-glm5-hc4"), pool);
