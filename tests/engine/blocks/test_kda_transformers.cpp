@@ -4,7 +4,8 @@
 // tools/reference/make_glm5_fixtures.py). A layer's attention input follows from the residual
 // streams before it (the embedding repeated hc_mult times for layer 0, else hidden.<l-1>): the
 // mHC collapse sum_i pre_i stream_i, pre = sigmoid(fn_pre . rms(streams) * scale_0 + base) +
-// hc_eps, then input_layernorm. The expected output is attn.<l>.out.
+// hc_eps, then input_layernorm. The expected output is attn.<l>.out, and the recurrent state after
+// the last token kda.<l>.state.
 #include <QtTest>
 
 #include <algorithm>
@@ -122,6 +123,8 @@ class TestKdaTransformers : public QObject {
       }
       const std::vector<float> expected = read_f32(*ref, "attn." + std::to_string(l) + ".out");
       QCOMPARE(expected.size(), x.size());
+      // [heads, d_k, d_v] after the last token; older dumps lack it.
+      const std::vector<float> expected_state = read_f32(*ref, "kda." + std::to_string(l) + ".state");
 
       auto layer = bind_kda_layer(weights, *config, p + "self_attn");
       QVERIFY2(layer.is_ok(), layer.status().message().c_str());
@@ -153,8 +156,10 @@ class TestKdaTransformers : public QObject {
           const std::vector<float> b(expected.begin() + t * H, expected.begin() + (t + 1) * H);
           worst = std::max(worst, test::rel_l2(a, b));
         }
-        qInfo("layer %zu (%s gate), %s: rel L2 %.2e overall, worst row %.2e", l,
-              config->lower_bound ? "bounded" : "softplus", v.name, err, worst);
+        const double state_err = expected_state.empty() ? 0.0 : test::rel_l2(state.recurrent, expected_state);
+        qInfo("layer %zu (%s gate), %s: rel L2 %.2e overall, worst row %.2e, state %.2e", l,
+              config->lower_bound ? "bounded" : "softplus", v.name, err, worst, state_err);
+        QVERIFY(state_err <= 1e-4);
         // VERIFY.md: CPU fp32 vs transformers fp32, <= 1e-4 typical, fail above 1e-3 (per row).
         QVERIFY(worst <= 1e-3);
         QVERIFY(err <= 1e-4);
