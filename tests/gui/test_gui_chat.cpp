@@ -466,6 +466,27 @@ class TestGuiChat : public QObject {
     QCOMPARE(app->models()->progress(), 1.0);
   }
 
+  void loadReportsBytesRead() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    QSignalSpy progress(app->bridge(), &EngineBridge::loadProgress);
+    QVERIFY(loadModel(*app));
+    qint64 shards = 0;
+    for (const QFileInfo& f : QDir(kDemo).entryInfoList({"*.safetensors"}, QDir::Files)) shards += f.size();
+    QVERIFY(shards > 0);
+    QVERIFY(progress.count() >= 2);  // "checking", then the bytes read
+    const auto last = progress.last();
+    QCOMPARE(last.at(0).toLongLong(), shards);
+    QCOMPARE(last.at(1).toLongLong(), shards);
+    qint64 previous = -1;
+    for (const auto& p : progress) {
+      QVERIFY(p.at(0).toLongLong() >= previous);  // never goes backwards
+      previous = p.at(0).toLongLong();
+    }
+    QCOMPARE(app->models()->progress(), 1.0);
+    QVERIFY(app->models()->progressText().contains("CPU"));
+  }
+
   void firstRunOpensTheDemoModel() {
     QTemporaryDir tmp;
     auto app = makeApp(tmp.path());
