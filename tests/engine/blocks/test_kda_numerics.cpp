@@ -173,7 +173,8 @@ class TestKdaNumerics : public QObject {
     QVERIFY(rel_l2(tail.out, one.out) <= kTolerance);
   }
 
-  // Chunk sizes from 1 (every token its own chunk) to past the prompt length.
+  // Chunk sizes from 1 (every token its own chunk) to past the prompt length; small chunks also
+  // make a call run in several slices.
   void chunkSizes() {
     QTemporaryDir dir;
     KdaFixture f;
@@ -189,6 +190,9 @@ class TestKdaNumerics : public QObject {
       const double err = rel_l2(chk.out, rec.out);
       if (err > kTolerance) qWarning("chunk %lld: %.2e", static_cast<long long>(chunk), err);
       QVERIFY(err <= kTolerance);
+      // Long calls run in slices of 8 chunks, in either form.
+      const Run sliced = run(pool_, f, x, T, KdaMode::recurrent, {}, &c);
+      QCOMPARE(sliced.out, rec.out);
     }
   }
 
