@@ -177,8 +177,9 @@ Status check_glm5_runnable(const io::ModelConfig& config, const Glm5Config& s) {
   if (s.top_k > s.topk_group * (s.experts / s.n_group))
     return field_error(
         config, "num_experts_per_tok (" + std::to_string(s.top_k) + ") exceeds the experts of topk_group groups");
-  DAY0_ASSIGN_OR_RETURN(const std::string act, c.get_string_or("hidden_act", "silu"));
-  if (act != "silu") return unsupported("hidden_act is \"" + act + "\"; glm5_next uses silu");
+  const Result<std::string> act = c.get_string_or("hidden_act", "silu");
+  if (!act.is_ok()) return act.status();
+  if (*act != "silu") return unsupported("hidden_act is \"" + *act + "\"; glm5_next uses silu");
   if (!(s.rms_eps > 0) || !(s.hc_eps >= 0))
     return field_error(config, "rms_norm_eps must be positive and hc_eps not negative");
   return Status::ok();

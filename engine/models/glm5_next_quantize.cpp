@@ -42,12 +42,6 @@ struct OutTensor {
   bool gate_up = false, scales = false;
 };
 
-u64 product(const std::vector<u64>& shape) {
-  u64 n = 1;
-  for (const u64 d : shape) n *= d;
-  return n;
-}
-
 // Quantizes one projection (gate_up or down) of every expert, row by row, and writes its blocks,
 // or its scales when `scales_only` (each is computed twice rather than held in memory).
 Status quantize_projection(const ExpertGroup& g, bool gate_up, std::int64_t I, std::int64_t H, std::ofstream& out,
