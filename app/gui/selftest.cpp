@@ -70,8 +70,10 @@ void SelfTest::start() {
 void SelfTest::sendMessage() {
   if (sent_ || done_) return;
   sent_ = true;
-  std::printf("day0 --selftest: %s loaded on %s (%lld ms)\n", qPrintable(controller_->models()->loadedName()),
-              qPrintable(controller_->models()->device()), static_cast<long long>(clock_.elapsed()));
+  // The folder is printed so an installed copy can be seen to use its own share/day0, not a source tree.
+  const ModelManager* models = controller_->models();
+  std::printf("day0 --selftest: %s loaded from %s on %s (%lld ms)\n", qPrintable(models->loadedName()),
+              qPrintable(models->loadedDir()), qPrintable(models->device()), static_cast<long long>(clock_.elapsed()));
   if (!controller_->chat()->send(QString::fromUtf8(kPrompt))) finishWith(QStringLiteral("the message was not sent"));
 }
 
