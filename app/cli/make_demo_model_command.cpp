@@ -13,12 +13,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The shipped demo: next to the sources in a build tree, under share/day0 when installed.
+// The shipped demo: under share/day0 beside an install (checked first, so an installed copy never
+// reads a source tree that happens to exist), else next to the sources in a build tree.
 std::optional<fs::path> find_demo_model() {
-  std::vector<fs::path> candidates{fs::path(DAY0_RESOURCES_DIR) / "demo-model"};
+  std::vector<fs::path> candidates;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share/day0/demo-model");
+  candidates.push_back(fs::path(DAY0_RESOURCES_DIR) / "demo-model");
   for (const auto& c : candidates)
     if (fs::exists(c / "day0-demo.json", ec)) return c;
   return std::nullopt;
@@ -38,7 +40,9 @@ int run_make_demo_model(const std::vector<std::string>& argv) {
   }
   const auto source = find_demo_model();
   if (!source) {
-    std::fprintf(stderr, "day0-cli make-demo-model: the shipped demo model was not found (looked in %s)\n",
+    std::fprintf(stderr,
+                 "day0-cli make-demo-model: the shipped demo model was not found (looked in "
+                 "<install prefix>/share/day0/demo-model and %s/demo-model)\n",
                  DAY0_RESOURCES_DIR);
     return 1;
   }
@@ -52,12 +56,12 @@ int run_make_demo_model(const std::vector<std::string>& argv) {
   for (const auto& entry : fs::directory_iterator(*source, ec)) {
     fs::copy_file(entry.path(), out / entry.path().filename(), fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      std::fprintf(stderr, "day0-cli make-demo-model: cannot write %s: %s\n",
-                   (out / entry.path().filename()).c_str(), ec.message().c_str());
+      std::fprintf(stderr, "day0-cli make-demo-model: cannot write %s: %s\n", (out / entry.path().filename()).c_str(),
+                   ec.message().c_str());
       return 1;
     }
   }
-  std::printf("wrote the random-weight demo model to %s\n", out.c_str());
+  std::printf("wrote the random-weight demo model to %s (copied from %s)\n", out.c_str(), source->c_str());
   return 0;
 }
 
