@@ -1,19 +1,22 @@
 # The two commands of the README:
 #   make run   install what is missing, build Release, start the Day0 window
 #   make test  install what is missing, build the test configuration, run every test (ctest)
+#   make package  build Release and the Debian package (build/package/day0_<version>_<arch>.deb)
 # Both work on a fresh Debian 12 machine; tools/install-deps.sh installs the Debian packages.
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_DIR ?= build
 CMAKE ?= cmake
 CTEST ?= ctest
+CPACK ?= cpack
 
-.PHONY: run test build build-test deps format format-check clean help
+.PHONY: run test build build-test package deps format format-check clean help
 
 help:
 	@echo "make run          install dependencies, build Release, start the app"
 	@echo "make test         install dependencies, build and run all tests"
 	@echo "make build        build Release without starting the app"
+	@echo "make package      build Release and the Debian package in $(BUILD_DIR)/package"
 	@echo "make format       clang-format the C++ sources"
 	@echo "make clean        remove the build folder"
 
@@ -35,6 +38,10 @@ run: build
 	  [ -f $(BUILD_DIR)/demo-model/day0-demo.json ] || $(BUILD_DIR)/bin/day0-cli make-demo-model $(BUILD_DIR)/demo-model; \
 	  $(BUILD_DIR)/bin/day0 --model $(BUILD_DIR)/demo-model; \
 	fi
+
+package: build
+	$(CPACK) --config $(BUILD_DIR)/CPackConfig.cmake -G DEB -B $(BUILD_DIR)/package
+	@ls -1 $(BUILD_DIR)/package/*.deb
 
 build-test: deps
 	$(CMAKE) --preset test
