@@ -1,9 +1,11 @@
 #include "day0/verify.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -38,7 +40,8 @@ Result<std::vector<double>> read_values(const io::SafetensorsFile& file, const i
   return out;
 }
 
-Result<std::vector<std::int32_t>> read_ids(const io::SafetensorsFile& file, const std::string& name, std::int64_t vocab) {
+Result<std::vector<std::int32_t>> read_ids(const io::SafetensorsFile& file, const std::string& name,
+                                           std::int64_t vocab) {
   const io::TensorInfo* t = file.find(name);
   if (t == nullptr) return error(ErrorCode::not_found, "the reference has no tensor " + name);
   DAY0_ASSIGN_OR_RETURN(const auto values, read_values(file, *t));
@@ -50,6 +53,25 @@ Result<std::vector<std::int32_t>> read_ids(const io::SafetensorsFile& file, cons
     ids.push_back(static_cast<std::int32_t>(v));
   }
   return ids;
+}
+
+// Where a dumped tensor sits in the forward pass: the embedding, then per layer the indexer's
+// selection, the attention (or KDA) output and state, the router and the layer's output, then
+// the head, the logits and the greedy continuation. Names without a layer number go last.
+std::tuple<int, std::int64_t, int> pass_order(const std::string& name) {
+  if (name == "hidden.embed") return {0, 0, 0};
+  if (name == "hidden.final_norm") return {2, 0, 0};
+  if (name.rfind("logits", 0) == 0) return {3, 0, 0};
+  if (name.rfind("greedy", 0) == 0) return {4, 0, 0};
+  const auto dot = name.find('.');
+  std::int64_t layer = 0;
+  if (dot == std::string::npos) return {2, 0, 0};
+  const char* first = name.data() + dot + 1;
+  const char* last = name.data() + name.size();
+  if (std::from_chars(first, last, layer).ec != std::errc()) return {2, 0, 0};
+  const std::string kind = name.substr(0, dot);
+  const int stage = kind == "indexer" ? 0 : (kind == "attn" || kind == "kda") ? 1 : kind == "router" ? 2 : 3;
+  return {1, layer, stage};
 }
 
 VerifyRow compare_rows(const std::string& name, const std::vector<float>& got, const std::vector<double>& want,
@@ -149,7 +171,13 @@ Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const 
   }
   if (report.rows.empty())
     return error(ErrorCode::corrupt_data, reference.string() + " holds no tensor Day0 can compare (logits, hidden.*)");
-  for (const auto& r : report.rows) report.passed = report.passed && r.pass;
+  std::stable_sort(report.rows.begin(), report.rows.end(),
+                   [](const VerifyRow& a, const VerifyRow& b) { return pass_order(a.name) < pass_order(b.name); });
+  for (const auto& r : report.rows) {
+    report.passed = report.passed && r.pass;
+    const bool atypical = !r.pass || (r.agreement < 0 ? r.rel_l2 > options.typical : r.agreement < 1.0);
+    if (atypical && report.first_divergence.empty()) report.first_divergence = r.name;
+  }
   return report;
 }
 
@@ -161,6 +189,8 @@ std::string format_verify_report(const VerifyReport& report) {
     const std::string mx = r.agreement >= 0 ? "-" : fmt::format("{:.3e}", r.max_abs);
     out += fmt::format("{:<28}{:>14}{:>14}{:>12}  {}\n", r.name, l2, mx, agree, r.pass ? "ok" : "FAIL");
   }
+  if (!report.first_divergence.empty())
+    out += fmt::format("first tensor above the typical bound (forward order): {}\n", report.first_divergence);
   out += fmt::format("{} tokens: {}\n", report.tokens, report.passed ? "all within thresholds" : "FAILED");
   return out;
 }

@@ -19,30 +19,8 @@ using namespace day0::test;
 
 namespace {
 
-// Where a dump sits in the forward pass: the embedding, then per layer the indexer, the
-// attention output, the router and the layer's output, then the head.
-std::pair<double, int> pass_order(const std::string& name) {
-  if (name == "hidden.embed") return {-1, 0};
-  if (name == "hidden.final_norm") return {1e9, 0};
-  if (name.rfind("logits", 0) == 0) return {1e9 + 1, 0};
-  if (name.rfind("greedy", 0) == 0) return {1e9 + 2, 0};
-  const auto dot = name.find('.');
-  const auto end = name.find('.', dot + 1);
-  const double layer = std::atof(name.substr(dot + 1, end - dot - 1).c_str());
-  const std::string kind = name.substr(0, dot);
-  const int stage = kind == "indexer" ? 0 : kind == "attn" ? 1 : kind == "router" ? 2 : 3;
-  return {layer, stage};
-}
-
-// The first dump over the typical bound in forward-pass order: where a wrong result starts.
-std::string first_divergence(const VerifyReport& report) {
-  std::vector<VerifyRow> rows = report.rows;
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const VerifyRow& a, const VerifyRow& b) { return pass_order(a.name) < pass_order(b.name); });
-  for (const auto& row : rows)
-    if (!row.pass || row.rel_l2 > 1e-4 || (row.agreement >= 0 && row.agreement < 1.0)) return row.name;
-  return "";
-}
+// The engine's verdict on where a wrong result starts (first atypical row in forward order).
+std::string first_divergence(const VerifyReport& report) { return report.first_divergence; }
 
 std::unique_ptr<models::LoadedModel> load(const fs::path& dir, ThreadPool& pool, bool dense = false) {
   auto config = io::ModelConfig::load(dir);
