@@ -36,6 +36,7 @@ if [[ $mode == package ]]; then
   debs=("$work"/pkg/*.deb)
   [[ ${#debs[@]} -eq 1 && -f ${debs[0]} ]] || fail "expected one .deb in $work/pkg, found: ${debs[*]}"
   deb=${debs[0]}
+  rm -rf "$work/pkg/_CPack_Packages" # CPack's staging copy of the unstripped binaries
   check "built $(basename "$deb") ($(du -h "$deb" | cut -f1)) in $((SECONDS - start)) s"
 
   # Control fields.
