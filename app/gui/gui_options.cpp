@@ -1,8 +1,23 @@
 #include "gui/gui_options.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 namespace day0::app {
+
+namespace {
+
+// day0-cli beside this executable (build/bin in a build tree, /usr/bin when installed), so the
+// hint names the one that exists.
+std::string cli_beside_this_program() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "day0-cli";
+  const std::filesystem::path cli = exe.parent_path() / "day0-cli";
+  return std::filesystem::exists(cli, ec) ? cli.string() : "day0-cli";
+}
+
+}  // namespace
 
 GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   GuiOptions options;
@@ -69,12 +84,14 @@ std::optional<std::string> missing_display_reason() {
     return v != nullptr && *v != '\0';
   };
   if (set("DISPLAY") || set("WAYLAND_DISPLAY") || set("QT_QPA_PLATFORM")) return std::nullopt;
-  return std::string(
+  const std::string cli = cli_beside_this_program();
+  std::string text =
       "Day0 cannot open a window: no display was found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
-      "Run it from a desktop session, or use the headless command-line interface instead:\n"
-      "  build/bin/day0-cli --help\n"
-      "  build/bin/day0-cli chat --model /path/to/model-folder\n"
-      "  build/bin/day0-cli make-demo-model DIR   (a small random-weight model to try)\n");
+      "Run it from a desktop session, or use the headless command-line interface instead:\n";
+  for (const char* use : {" --help", " chat --model /path/to/model-folder",
+                          " make-demo-model DIR   (a small random-weight model to try)"})
+    text += "  " + cli + use + "\n";
+  return text;
 }
 
 }  // namespace day0::app
