@@ -143,6 +143,12 @@ if [[ $mode == package ]]; then
     fail "the history is not under \$XDG_DATA_HOME/day0: $out"
   check "day0-cli runs from the installed location"
 
+  # Without a display the app points at the day0-cli installed beside it.
+  out=$(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$prefix/bin/day0" 2>&1) &&
+    fail "installed day0 without a display exited 0"
+  [[ $out == *"$(readlink -f "$prefix/bin")/day0-cli --help"* ]] ||
+    fail "without a display, day0 does not name the installed day0-cli: $out"
+
   out=$("$prefix/bin/day0" --version) || fail "installed day0 --version exited $?"
   [[ $(head -n1 <<<"$out") == "day0 $version "* ]] || fail "day0 --version does not print version $version"
   start=$SECONDS
