@@ -66,6 +66,7 @@ if [[ $mode == package ]]; then
   dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's#^\./#/#' >"$work/files.txt"
   for f in /usr/bin/day0 /usr/bin/day0-cli /usr/share/applications/day0.desktop \
     /usr/share/metainfo/io.day0.Day0.metainfo.xml /usr/share/icons/hicolor/scalable/apps/day0.svg \
+    /usr/share/icons/hicolor/48x48/apps/day0.png /usr/share/icons/hicolor/256x256/apps/day0.png \
     /usr/share/day0/demo-model/day0-demo.json /usr/share/day0/demo-model/tokenizer.json \
     /usr/share/day0/demo-model/config.json; do
     grep -qx -- "$f" "$work/files.txt" || fail "the package lacks $f"
@@ -106,6 +107,17 @@ if [[ $mode == package ]]; then
       grep -f <(readelf -d "$prefix/bin/$b" | sed -n 's/.*Shared library: \[\(.*\)\]/^\1 /p'))
   done
   check "every Debian library the binaries link is a dependency"
+
+  # The PNG icons: PNG signature, IHDR width and height as the folder names them, and more than
+  # a blank image's few hundred bytes of pixels.
+  for size in 48 256; do
+    png=$prefix/share/icons/hicolor/${size}x${size}/apps/day0.png
+    [[ $(od -An -tx1 -N8 "$png" | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "$png is not a PNG"
+    read -r w h < <(od -An -tu1 -j16 -N8 "$png" | awk '{print $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}')
+    [[ $w == "$size" && $h == "$size" ]] || fail "$png is ${w}x${h}, not ${size}x${size}"
+    (($(stat -c %s "$png") > size * 8)) || fail "$png looks blank ($(stat -c %s "$png") bytes)"
+  done
+  check "48x48 and 256x256 PNG icons"
 
   # The desktop entry and the metadata.
   desktop=$prefix/share/applications/day0.desktop
