@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian package, end to end, from a build tree.
-#   test_package.sh package BUILD_DIR WORK_DIR VERSION CUDA_ON
+#   test_package.sh package BUILD_DIR WORK_DIR VERSION CUDA_ON UI_DIR QT_QML_DIR
 #     builds the .deb with CPack (DEB generator, stripped, gzip so it stays quick on 2 cores),
 #     checks its file list (dpkg-deb -c) and control fields (dpkg-deb -f), unpacks it into
 #     WORK_DIR/root (dpkg-deb -x, no root needed) and runs the installed day0-cli and day0 there,
@@ -12,7 +12,7 @@
 #     machine with the package's Depends installed and no CUDA toolkit.
 set -euo pipefail
 
-mode=$1 build=$2 work=$3 version=$4 cuda=$5
+mode=$1 build=$2 work=$3 version=$4 cuda=$5 ui=${6:-} qml_dir=${7:-}
 root=$work/root
 prefix=$root/usr
 fail() {
@@ -52,7 +52,7 @@ if [[ $mode == package ]]; then
   echo "Recommends: $recommends"
   has_dep() { [[ ", $depends," == *", $1"[\ ,]* || ", $depends," == *"| $1"[\ ,]* ]]; }
   for qml in qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts \
-    qml6-module-qtquick-dialogs qt6-qpa-plugins libqt6svg6; do
+    qml6-module-qtquick-dialogs libqt6svg6 libqt6gui6; do
     has_dep "$qml" || fail "Depends lacks $qml (loaded by Qt at run time, invisible to dpkg-shlibdeps)"
   done
   [[ $depends != *cuda* && $depends != *cublas* && $depends != *nvidia* ]] ||
@@ -107,6 +107,17 @@ if [[ $mode == package ]]; then
       grep -f <(readelf -d "$prefix/bin/$b" | sed -n 's/.*Shared library: \[\(.*\)\]/^\1 /p'))
   done
   check "every Debian library the binaries link is a dependency"
+
+  # Every QML module the UI imports is in Depends, by the package that owns its folder in Qt's
+  # QML directory (Qt loads them at run time, so no tool derives them).
+  while read -r module; do
+    dir=$qml_dir/${module//.//}
+    [[ -d $dir ]] || fail "the UI imports $module, not found at $dir"
+    owner=$(dpkg -S "$dir" 2>/dev/null | head -n1 | cut -d: -f1)
+    [[ -n $owner ]] || fail "no Debian package owns $dir"
+    has_dep "$owner" || fail "the UI imports $module from $owner, which Depends lacks"
+  done < <(sed -n 's/^import \([A-Za-z][A-Za-z0-9.]*\).*/\1/p' "$ui"/*.qml | sort -u)
+  check "every QML module the UI imports is a dependency"
 
   # The PNG icons: PNG signature, IHDR width and height as the folder names them, and more than
   # a blank image's few hundred bytes of pixels.

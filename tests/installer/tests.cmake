@@ -8,7 +8,8 @@ if(DAY0_BUILD_GUI)
     set(_day0_pkg_work ${CMAKE_BINARY_DIR}/tests/installer)
     add_test(NAME installer_package
       COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/installer/test_package.sh package
-              ${CMAKE_BINARY_DIR} ${_day0_pkg_work} ${PROJECT_VERSION} ${DAY0_CUDA})
+              ${CMAKE_BINARY_DIR} ${_day0_pkg_work} ${PROJECT_VERSION} ${DAY0_CUDA}
+              ${PROJECT_SOURCE_DIR}/ui ${QT6_INSTALL_PREFIX}/${QT6_INSTALL_QML})
     set_tests_properties(installer_package PROPERTIES
       LABELS integration FIXTURES_SETUP day0_deb TIMEOUT 300 RESOURCE_LOCK day0_deb_work)
     add_test(NAME installer_starts_without_cuda
