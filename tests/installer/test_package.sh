@@ -197,15 +197,18 @@ if [[ $mode == no-cuda ]]; then
   loader=$(readelf -l "$prefix/bin/day0-cli" | sed -n 's/.*interpreter: \(.*\)]/\1/p')
   [[ -x $loader ]] || fail "cannot find the dynamic loader"
   cuda_needed=$(readelf -d "$prefix/bin/day0" "$prefix/bin/day0-cli" |
-    sed -n 's/.*Shared library: \[\(\(libcu\|libnv\)[^]]*\)\]/\1/p' | sort -u | tr '\n' ' ')
-  [[ -n $cuda_needed ]] && echo "the binaries link the CUDA libraries directly: $cuda_needed"
+    sed -n 's/.*Shared library: \[\(lib\(cuda\|cudart\|cublas\|cublasLt\|cufft\|curand\|cusparse\|cusolver\|cudnn\|nccl\|nvrtc\|nvJitLink\)\.so[^]]*\)\]/\1/p' |
+    sort -u | tr '\n' ' ')
+  # Where the toolkit's libraries sit in a system folder the loader would still find them, so the
+  # load-time link itself is checked too.
+  [[ -z $cuda_needed ]] || fail "the binaries need CUDA toolkit libraries at load time: $cuda_needed
+(no Debian package the package could depend on provides them: open them at run time with dlopen)"
   for b in day0-cli day0; do
     # --inhibit-cache: only the loader's built-in system folders, not /etc/ld.so.conf.d entries
     # such as the CUDA toolkit's.
     out=$("$loader" --inhibit-cache "$prefix/bin/$b" --version 2>&1) ||
       fail "$b does not start without the CUDA toolkit's libraries:
-$out
-(the package cannot depend on ${cuda_needed:-them}: load them at run time instead)"
+$out"
     echo "$out"
     [[ $(head -n1 <<<"$out") == "$b $version "* ]] || fail "$b --version does not print version $version"
     gpu=$(grep '^  gpu: ' <<<"$out") || fail "$b --version names no GPU state"
