@@ -51,9 +51,10 @@ if [[ $mode == package ]]; then
   echo "Depends: $depends"
   echo "Recommends: $recommends"
   has_dep() { [[ ", $depends," == *", $1"[\ ,]* || ", $depends," == *"| $1"[\ ,]* ]]; }
-  for qml in qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts \
+  # QML modules and the SVG plugin are loaded by Qt at run time, invisible to dpkg-shlibdeps.
+  for pkg in qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts \
     qml6-module-qtquick-dialogs libqt6svg6 libqt6gui6; do
-    has_dep "$qml" || fail "Depends lacks $qml (loaded by Qt at run time, invisible to dpkg-shlibdeps)"
+    has_dep "$pkg" || fail "Depends lacks $pkg"
   done
   [[ $depends != *cuda* && $depends != *cublas* && $depends != *nvidia* ]] ||
     fail "Depends names a CUDA package; the CUDA driver must only be recommended"
