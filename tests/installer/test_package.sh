@@ -56,6 +56,19 @@ if [[ $mode == package ]]; then
     qml6-module-qtquick-dialogs libqt6svg6 libqt6gui6; do
     has_dep "$pkg" || fail "Depends lacks $pkg"
   done
+  # Each dependency names a real package: the binaries run on this machine, so one of each
+  # alternative is installed here.
+  while read -r alternatives; do
+    ok=0
+    for name in $(sed 's/([^)]*)//g; s/|/ /g' <<<"$alternatives"); do
+      if dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'install ok installed'; then
+        ok=1
+      elif dpkg-query -W -f='${Provides}\n' '*' 2>/dev/null | tr ',' '\n' | awk '{print $1}' | grep -qx -- "$name"; then
+        ok=1 # a virtual package (libspdlog1.10-fmt9)
+      fi
+    done
+    ((ok)) || fail "no installed package satisfies the dependency '$alternatives'"
+  done < <(tr ',' '\n' <<<"$depends" | sed 's/^ *//')
   [[ $depends != *cuda* && $depends != *cublas* && $depends != *nvidia* ]] ||
     fail "Depends names a CUDA package; the CUDA driver must only be recommended"
   if [[ $cuda == ON ]]; then
