@@ -58,12 +58,13 @@ if [[ $mode == package ]]; then
   done
   # Each dependency names a real package: the binaries run on this machine, so one of each
   # alternative is installed here.
+  provided=$(dpkg-query -W -f='${Provides}\n' '*' 2>/dev/null | tr ',' '\n' | awk '{print $1}' | sort -u)
   while read -r alternatives; do
     ok=0
     for name in $(sed 's/([^)]*)//g; s/|/ /g' <<<"$alternatives"); do
-      if dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'install ok installed'; then
+      if [[ $(dpkg-query -W -f='${Status}' "$name" 2>/dev/null) == "install ok installed" ]]; then
         ok=1
-      elif dpkg-query -W -f='${Provides}\n' '*' 2>/dev/null | tr ',' '\n' | awk '{print $1}' | grep -qx -- "$name"; then
+      elif grep -qx -- "$name" <<<"$provided"; then
         ok=1 # a virtual package (libspdlog1.10-fmt9)
       fi
     done
@@ -94,8 +95,8 @@ if [[ $mode == package ]]; then
   dpkg-deb -x "$deb" "$root"
   # Stripped, and no build-tree library path baked in.
   for b in day0 day0-cli; do
-    ! readelf -S "$prefix/bin/$b" | grep -q '\.debug_info' || fail "$b is not stripped"
-    ! readelf -d "$prefix/bin/$b" | grep -qE 'RPATH|RUNPATH' ||
+    [[ $(readelf -S "$prefix/bin/$b") != *.debug_info* ]] || fail "$b is not stripped"
+    [[ $(readelf -d "$prefix/bin/$b") != *RPATH* && $(readelf -d "$prefix/bin/$b") != *RUNPATH* ]] ||
       fail "$b keeps a library path: $(readelf -d "$prefix/bin/$b" | grep -E 'RPATH|RUNPATH')"
   done
   check "binaries stripped, no RPATH/RUNPATH ($(du -h "$prefix/bin/day0" | cut -f1) day0, $(du -h "$prefix/bin/day0-cli" | cut -f1) day0-cli)"
