@@ -52,6 +52,11 @@ struct Architecture {
   Result<std::unique_ptr<LoadedModel>> (*load)(const io::ModelConfig& config,
                                                std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool,
                                                const LoadOptions& options);
+  // Binds the weights on a GPU (LoadOptions::device "cuda[:N]"); null where the family runs
+  // on the CPU only. Set only in builds with the CUDA backend.
+  Result<std::unique_ptr<LoadedModel>> (*load_cuda)(const io::ModelConfig& config,
+                                                    std::shared_ptr<const io::Checkpoint> checkpoint,
+                                                    ThreadPool& pool, const LoadOptions& options) = nullptr;
 };
 
 const Architecture* find_architecture(std::string_view model_type);

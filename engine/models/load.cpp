@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "day0/devices.h"
 #include "day0/log.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
@@ -17,9 +18,22 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
   if (arch->load == nullptr)
     return error(ErrorCode::unsupported, std::string(arch->family) + " can be inspected, but this version of Day0 "
                                                                      "cannot generate text with it yet");
+  const bool cuda = options.device == "cuda" || options.device.rfind("cuda:", 0) == 0;
+  if (!cuda && options.device != "cpu")
+    return error(ErrorCode::invalid_argument, "unknown device \"" + options.device + "\"; use cpu or cuda");
   DAY0_ASSIGN_OR_RETURN(std::unique_ptr<io::Checkpoint> checkpoint, io::Checkpoint::open(dir));
   for (const auto& warning : checkpoint->warnings()) DAY0_LOG_WARN("{}: {}", dir.string(), warning);
   std::shared_ptr<const io::Checkpoint> shared(std::move(checkpoint));
+  if (cuda) {
+    const DeviceReport devices = discover_devices();
+    if (arch->load_cuda == nullptr) {
+      DAY0_LOG_WARN("--device {}: {} has no GPU path in this build; running on the CPU", options.device, arch->family);
+    } else if (devices.gpus.empty()) {
+      DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, devices.gpu_problem);
+    } else {
+      return arch->load_cuda(config, shared, pool, options);
+    }
+  }
   return arch->load(config, shared, pool, options);
 }
 

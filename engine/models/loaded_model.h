@@ -52,10 +52,31 @@ class LoadedModel {
   // `logit_rows` of them to `logits` ([logit_rows, vocab_size]).
   virtual Status forward(SessionState& state, std::span<const std::int32_t> tokens, std::int64_t logit_rows,
                          float* logits, ForwardTrace* trace) = 0;
+
+  // Where it runs ("cpu", "cuda:0"), the device memory it holds by category (bytes), and the
+  // bytes one decode step must read (the roofline's numerator); empty / 0 on the CPU.
+  virtual std::string device_name() const { return "cpu"; }
+  virtual std::vector<std::pair<std::string, std::uint64_t>> memory_report() const { return {}; }
+  virtual std::uint64_t decode_bytes_per_token() const { return 0; }
+  // Tokens the engine feeds per prefill call: cancellation is checked between calls, and a GPU
+  // wants larger steps (each step converts every routed expert once per layer).
+  virtual std::int64_t prefill_chunk() const { return 256; }
+  // Greedy decoding on the device: feeds `tokens` as forward() does and returns the arg max of
+  // the last row's logits (lowest id among equals) without copying the logits out. Models that
+  // cannot (argmax_on_device() false) leave sampling to the engine's CPU sampler.
+  virtual bool argmax_on_device() const { return false; }
+  virtual Result<std::int32_t> forward_argmax(SessionState& /*state*/, std::span<const std::int32_t> /*tokens*/) {
+    return error(ErrorCode::unsupported, "this model does not pick tokens on its device");
+  }
 };
 
 struct LoadOptions {
   std::int64_t kv_page_tokens = 256;
+  // "cpu", "cuda" or "cuda:N". Without a usable GPU (or a CUDA path for the family) "cuda" logs
+  // why and loads on the CPU.
+  std::string device = "cpu";
+  // The GPU's expert workspace in bf16 even where FP8 is available (tests of the Ampere path).
+  bool bf16_workspace = false;
 };
 
 Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir, ThreadPool& pool,

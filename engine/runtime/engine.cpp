@@ -46,13 +46,19 @@ class Session {
   std::vector<std::int32_t> tokens;  // what `state` holds, position by position
 };
 
-ModelSummary describe(const Model& model) { return model.summary; }
+ModelSummary describe(const Model& model) {
+  ModelSummary summary = model.summary;
+  if (model.loaded) {
+    summary.device_memory = model.loaded->memory_report();
+    summary.decode_bytes_per_token = model.loaded->decode_bytes_per_token();
+  }
+  return summary;
+}
 std::int64_t session_length(const Session& session) { return static_cast<std::int64_t>(session.tokens.size()); }
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::int64_t kPrefillChunk = 256;  // tokens per prefill step; cancel is checked between steps
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -115,11 +121,9 @@ class EngineImpl final : public Engine {
   }
 
   Result<std::shared_ptr<Model>> load_model(const std::filesystem::path& dir, const ModelOptions& options) override {
-    if (options.device != "cpu")
-      return error(ErrorCode::unsupported, "device \"" + options.device + "\" is not available for generation in this "
-                                           "build; use --device cpu");
     models::LoadOptions load_options;
     load_options.kv_page_tokens = options.kv_page_tokens;
+    load_options.device = options.device;
     DAY0_ASSIGN_OR_RETURN(auto loaded, models::load_model(dir, pool_, load_options));
     auto model = std::make_shared<Model>();
     DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
@@ -128,6 +132,7 @@ class EngineImpl final : public Engine {
     model->summary.vocab_size = loaded->vocab_size();
     model->summary.hidden_size = loaded->hidden_size();
     model->summary.max_context = loaded->max_context();
+    model->summary.device = loaded->device_name();
     collect_eos(config.json(), &model->summary.eos_token_ids);
     if (config.root().optional_child("text_config")) collect_eos(config.text().json(), &model->summary.eos_token_ids);
     std::error_code ec;
@@ -255,14 +260,26 @@ class EngineImpl final : public Engine {
 
     const auto start = Clock::now();
     std::vector<float> logits(static_cast<std::size_t>(vocab));
+    // Plain greedy decoding picks each token where the logits are (a GPU), without copying them.
+    const Sampling& sampling = request.sampling;
+    const bool device_greedy = model.argmax_on_device() && sampling.temperature <= 0.0f &&
+                               sampling.repetition_penalty == 1.0f && sampling.presence_penalty == 0.0f;
+    std::int32_t device_next = -1;
     std::size_t fed = common;
     while (fed < request.context.size()) {
       if (handle.cancelled.load()) break;
-      const std::size_t n = std::min<std::size_t>(kPrefillChunk, request.context.size() - fed);
+      // Tokens per prefill step (the model's choice); cancel is checked between steps.
+      const auto step = static_cast<std::size_t>(std::max<std::int64_t>(1, model.prefill_chunk()));
+      const std::size_t n = std::min<std::size_t>(step, request.context.size() - fed);
       const std::span<const std::int32_t> chunk(request.context.data() + fed, n);
       const bool last = fed + n == request.context.size();
-      if (Status s = model.forward(*session.state, chunk, last ? 1 : 0, logits.data(), nullptr); !s.is_ok())
+      if (last && device_greedy) {
+        auto next = model.forward_argmax(*session.state, chunk);
+        if (!next) return fail(next.status());
+        device_next = *next;
+      } else if (Status s = model.forward(*session.state, chunk, last ? 1 : 0, logits.data(), nullptr); !s.is_ok()) {
         return fail(s);
+      }
       session.tokens.insert(session.tokens.end(), chunk.begin(), chunk.end());
       fed += n;
     }
@@ -340,7 +357,7 @@ class EngineImpl final : public Engine {
     Clock::time_point decode_start;
     if (handle.cancelled.load()) reason = DoneReason::cancelled;
     for (std::int64_t i = 0; i < max_new && reason != DoneReason::cancelled; ++i) {
-      const std::int32_t token = sampler.sample(logits, session.tokens);
+      const std::int32_t token = device_greedy ? device_next : sampler.sample(logits, session.tokens);
       if (i == 0) {
         stats.time_to_first_token_ms = ms_since(start);
         decode_start = Clock::now();
@@ -366,7 +383,13 @@ class EngineImpl final : public Engine {
       }
       if (i + 1 == max_new) break;  // the last token needs no forward pass
       const std::int32_t one[1] = {token};
-      if (Status s = model.forward(*session.state, one, 1, logits.data(), nullptr); !s.is_ok()) return fail(s);
+      if (device_greedy) {
+        auto next = model.forward_argmax(*session.state, one);
+        if (!next) return fail(next.status());
+        device_next = *next;
+      } else if (Status s = model.forward(*session.state, one, 1, logits.data(), nullptr); !s.is_ok()) {
+        return fail(s);
+      }
       session.tokens.push_back(token);
     }
     if (stats.generated_tokens > 1) {

@@ -21,7 +21,8 @@ struct EngineOptions {
 };
 
 struct ModelOptions {
-  std::string device = "cpu";  // "cpu" (the CUDA backend is selected with "cuda" once present)
+  // "cpu", "cuda" or "cuda:N" (gpt-oss). Without a usable GPU, "cuda" logs why and uses the CPU.
+  std::string device = "cpu";
   std::int64_t kv_page_tokens = 256;
 };
 
@@ -32,6 +33,11 @@ struct ModelSummary {
   std::int64_t hidden_size = 0;
   std::int64_t max_context = 0;
   std::vector<std::int32_t> eos_token_ids;  // from generation_config.json and config.json
+  std::string device = "cpu";               // where it runs: "cpu" or "cuda:N"
+  // Device memory by category (weights, expert_cache, fp8_workspace, kv_cache, activations,
+  // peak_total), in bytes; empty on the CPU.
+  std::vector<std::pair<std::string, std::uint64_t>> device_memory;
+  std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads (GPU), for rooflines
 };
 
 struct Sampling {
