@@ -71,15 +71,14 @@ __device__ __forceinline__ void convert_blocks(const uint4* __restrict__ blocks,
 // blocks [n_blocks] x 16 bytes -> fp8_out [2 * n_blocks] x 16 bytes, block_exponent_out
 // [n_blocks].
 __global__ void __launch_bounds__(kThreads)
-    mxfp4_to_fp8_e4m3_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales,
-                             int64_t n_blocks, uint4* __restrict__ fp8_out,
-                             int16_t* __restrict__ block_exponent_out) {
+    mxfp4_to_fp8_e4m3_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales, int64_t n_blocks,
+                             uint4* __restrict__ fp8_out, int16_t* __restrict__ block_exponent_out) {
   convert_blocks<2>(blocks, n_blocks, fp8_out, [&](int64_t b, const uint4& packed, uint4* out) {
     // Little-endian: packed.x holds block bytes 0..3, i.e. elements 0..7, low nibble first.
-    out[0] = make_uint4(e2m1x4_to_e4m3x4(packed.x), e2m1x4_to_e4m3x4(packed.x >> 16),
-                        e2m1x4_to_e4m3x4(packed.y), e2m1x4_to_e4m3x4(packed.y >> 16));
-    out[1] = make_uint4(e2m1x4_to_e4m3x4(packed.z), e2m1x4_to_e4m3x4(packed.z >> 16),
-                        e2m1x4_to_e4m3x4(packed.w), e2m1x4_to_e4m3x4(packed.w >> 16));
+    out[0] = make_uint4(e2m1x4_to_e4m3x4(packed.x), e2m1x4_to_e4m3x4(packed.x >> 16), e2m1x4_to_e4m3x4(packed.y),
+                        e2m1x4_to_e4m3x4(packed.y >> 16));
+    out[1] = make_uint4(e2m1x4_to_e4m3x4(packed.z), e2m1x4_to_e4m3x4(packed.z >> 16), e2m1x4_to_e4m3x4(packed.w),
+                        e2m1x4_to_e4m3x4(packed.w >> 16));
     block_exponent_out[b] = static_cast<int16_t>(static_cast<int>(scales[b]) - 127);
   });
 }
@@ -100,9 +99,8 @@ __device__ __forceinline__ uint32_t scaled_bf16_magnitude(int m, int scale) {
 // Two bf16 words for four E2M1 codes (element k in bits [4k, 4k+4) of `codes`, bits 16..31
 // ignored): out[0] holds elements 0 and 1, out[1] elements 2 and 3, each little-endian. The
 // tables hold the low and high bytes of the 8 magnitudes' bf16 values under this block's scale.
-__device__ __forceinline__ uint2 e2m1x4_to_bf16x4(uint32_t codes, uint32_t low0, uint32_t low1,
-                                                  uint32_t high0, uint32_t high1,
-                                                  uint32_t sign_mask) {
+__device__ __forceinline__ uint2 e2m1x4_to_bf16x4(uint32_t codes, uint32_t low0, uint32_t low1, uint32_t high0,
+                                                  uint32_t high1, uint32_t sign_mask) {
   const uint32_t index = codes & 0x7777u;
   const uint32_t low = __byte_perm(low0, low1, index);     // [L0, L1, L2, L3]
   const uint32_t high = __byte_perm(high0, high1, index);  // [H0, H1, H2, H3]
@@ -117,8 +115,8 @@ __device__ __forceinline__ uint2 e2m1x4_to_bf16x4(uint32_t codes, uint32_t low0,
 
 // blocks [n_blocks] x 16 bytes -> bf16_out [4 * n_blocks] x 16 bytes.
 __global__ void __launch_bounds__(kThreads)
-    mxfp4_to_bf16_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales,
-                         int64_t n_blocks, uint4* __restrict__ bf16_out) {
+    mxfp4_to_bf16_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales, int64_t n_blocks,
+                         uint4* __restrict__ bf16_out) {
   convert_blocks<4>(blocks, n_blocks, bf16_out, [&](int64_t b, const uint4& packed, uint4* out) {
     const int scale = scales[b];
     // A NaN scale makes every element the positive quiet NaN 0x7FC0, as on the CPU.
@@ -151,6 +149,65 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
+// The routed experts of one MoE layer into the shared workspace: CTA row blockIdx.y is slot s;
+// slots at or past *active_count exit at once (the grid is sized for the most experts a layer
+// can route to; the count is known only on the device).
+__global__ void __launch_bounds__(kThreads)
+    mxfp4_experts_to_fp8_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales,
+                                int64_t per_expert, const int32_t* __restrict__ active_experts,
+                                const int32_t* __restrict__ active_count, uint4* __restrict__ fp8_out,
+                                int16_t* __restrict__ block_exponent_out) {
+  const int slot = static_cast<int>(blockIdx.y);
+  if (slot >= *active_count) return;
+  const int64_t e = active_experts[slot];
+  const uint4* src = blocks + e * per_expert;
+  const uint8_t* src_scales = scales + e * per_expert;
+  int16_t* exponents = block_exponent_out + slot * per_expert;
+  convert_blocks<2>(src, per_expert, fp8_out + 2 * slot * per_expert, [&](int64_t b, const uint4& packed, uint4* out) {
+    out[0] = make_uint4(e2m1x4_to_e4m3x4(packed.x), e2m1x4_to_e4m3x4(packed.x >> 16), e2m1x4_to_e4m3x4(packed.y),
+                        e2m1x4_to_e4m3x4(packed.y >> 16));
+    out[1] = make_uint4(e2m1x4_to_e4m3x4(packed.z), e2m1x4_to_e4m3x4(packed.z >> 16), e2m1x4_to_e4m3x4(packed.w),
+                        e2m1x4_to_e4m3x4(packed.w >> 16));
+    exponents[b] = static_cast<int16_t>(static_cast<int>(src_scales[b]) - 127);
+  });
+}
+
+__global__ void __launch_bounds__(kThreads)
+    mxfp4_experts_to_bf16_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales,
+                                 int64_t per_expert, const int32_t* __restrict__ active_experts,
+                                 const int32_t* __restrict__ active_count, uint4* __restrict__ bf16_out) {
+  const int slot = static_cast<int>(blockIdx.y);
+  if (slot >= *active_count) return;
+  const int64_t e = active_experts[slot];
+  const uint8_t* src_scales = scales + e * per_expert;
+  convert_blocks<4>(blocks + e * per_expert, per_expert, bf16_out + 4 * slot * per_expert,
+                    [&](int64_t b, const uint4& packed, uint4* out) {
+                      const int scale = src_scales[b];
+                      const bool nan_scale = scale == 0xFF;
+                      const uint32_t sign_mask = nan_scale ? 0u : 0x80008000u;
+                      uint32_t low0 = 0, low1 = 0, high0 = 0, high1 = 0;
+#pragma unroll
+                      for (int m = 0; m < 8; ++m) {
+                        const uint32_t value = nan_scale ? 0x7FC0u : scaled_bf16_magnitude(m, scale);
+                        const int shift = 8 * (m & 3);
+                        if (m < 4) {
+                          low0 |= (value & 0xFFu) << shift;
+                          high0 |= (value >> 8) << shift;
+                        } else {
+                          low1 |= (value & 0xFFu) << shift;
+                          high1 |= (value >> 8) << shift;
+                        }
+                      }
+                      const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+                      for (int i = 0; i < 4; ++i) {
+                        const uint2 a = e2m1x4_to_bf16x4(words[i], low0, low1, high0, high1, sign_mask);
+                        const uint2 c = e2m1x4_to_bf16x4(words[i] >> 16, low0, low1, high0, high1, sign_mask);
+                        out[i] = make_uint4(a.x, a.y, c.x, c.y);
+                      }
+                    });
+}
+
 bool aligned_16(const void* pointer) { return (reinterpret_cast<uintptr_t>(pointer) & 15u) == 0; }
 
 unsigned grid_size(int64_t n_blocks) {
@@ -160,32 +217,56 @@ unsigned grid_size(int64_t n_blocks) {
 
 }  // namespace
 
-cudaError_t mxfp4_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks,
-                              uint8_t* fp8_out, int16_t* block_exponent_out,
-                              cudaStream_t stream) {
+cudaError_t mxfp4_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks, uint8_t* fp8_out,
+                              int16_t* block_exponent_out, cudaStream_t stream) {
   if (n_blocks < 0) return cudaErrorInvalidValue;
   if (n_blocks == 0) return cudaSuccess;
-  if (scales == nullptr || block_exponent_out == nullptr || blocks == nullptr ||
-      fp8_out == nullptr || !aligned_16(blocks) || !aligned_16(fp8_out)) {
+  if (scales == nullptr || block_exponent_out == nullptr || blocks == nullptr || fp8_out == nullptr ||
+      !aligned_16(blocks) || !aligned_16(fp8_out)) {
     return cudaErrorInvalidValue;
   }
   mxfp4_to_fp8_e4m3_kernel<<<grid_size(n_blocks), kThreads, 0, stream>>>(
-      reinterpret_cast<const uint4*>(blocks), scales, n_blocks, reinterpret_cast<uint4*>(fp8_out),
-      block_exponent_out);
+      reinterpret_cast<const uint4*>(blocks), scales, n_blocks, reinterpret_cast<uint4*>(fp8_out), block_exponent_out);
   return cudaGetLastError();
 }
 
-cudaError_t mxfp4_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks,
-                          uint16_t* bf16_out, cudaStream_t stream) {
+cudaError_t mxfp4_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks, uint16_t* bf16_out,
+                          cudaStream_t stream) {
   if (n_blocks < 0) return cudaErrorInvalidValue;
   if (n_blocks == 0) return cudaSuccess;
-  if (scales == nullptr || blocks == nullptr || bf16_out == nullptr || !aligned_16(blocks) ||
-      !aligned_16(bf16_out)) {
+  if (scales == nullptr || blocks == nullptr || bf16_out == nullptr || !aligned_16(blocks) || !aligned_16(bf16_out)) {
     return cudaErrorInvalidValue;
   }
-  mxfp4_to_bf16_kernel<<<grid_size(n_blocks), kThreads, 0, stream>>>(
-      reinterpret_cast<const uint4*>(blocks), scales, n_blocks,
-      reinterpret_cast<uint4*>(bf16_out));
+  mxfp4_to_bf16_kernel<<<grid_size(n_blocks), kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(blocks), scales,
+                                                                     n_blocks, reinterpret_cast<uint4*>(bf16_out));
+  return cudaGetLastError();
+}
+
+cudaError_t mxfp4_experts_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t blocks_per_expert,
+                                      const int32_t* active_experts, const int32_t* active_count, int max_slots,
+                                      uint8_t* fp8_out, int16_t* block_exponent_out, cudaStream_t stream) {
+  if (blocks_per_expert <= 0 || max_slots <= 0 || max_slots > 65535 || blocks == nullptr || scales == nullptr ||
+      active_experts == nullptr || active_count == nullptr || fp8_out == nullptr || block_exponent_out == nullptr ||
+      !aligned_16(blocks) || !aligned_16(fp8_out))
+    return cudaErrorInvalidValue;
+  const dim3 grid(grid_size(blocks_per_expert), static_cast<unsigned>(max_slots));
+  mxfp4_experts_to_fp8_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(blocks), scales,
+                                                             blocks_per_expert, active_experts, active_count,
+                                                             reinterpret_cast<uint4*>(fp8_out), block_exponent_out);
+  return cudaGetLastError();
+}
+
+cudaError_t mxfp4_experts_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t blocks_per_expert,
+                                  const int32_t* active_experts, const int32_t* active_count, int max_slots,
+                                  uint16_t* bf16_out, cudaStream_t stream) {
+  if (blocks_per_expert <= 0 || max_slots <= 0 || max_slots > 65535 || blocks == nullptr || scales == nullptr ||
+      active_experts == nullptr || active_count == nullptr || bf16_out == nullptr || !aligned_16(blocks) ||
+      !aligned_16(bf16_out))
+    return cudaErrorInvalidValue;
+  const dim3 grid(grid_size(blocks_per_expert), static_cast<unsigned>(max_slots));
+  mxfp4_experts_to_bf16_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(blocks), scales,
+                                                              blocks_per_expert, active_experts, active_count,
+                                                              reinterpret_cast<uint4*>(bf16_out));
   return cudaGetLastError();
 }
 

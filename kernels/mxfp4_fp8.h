@@ -27,15 +27,27 @@ namespace day0::kernels {
 // fp8_out [n_blocks * 32]: the E4M3 byte of each element's unscaled E2M1 value (exact).
 // block_exponent_out [n_blocks]: scales[b] - 127. Then
 // e4m3(fp8_out[i]) * 2^block_exponent_out[i / 32] is element i's MXFP4 value exactly.
-cudaError_t mxfp4_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks,
-                              uint8_t* fp8_out, int16_t* block_exponent_out,
-                              cudaStream_t stream);
+cudaError_t mxfp4_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks, uint8_t* fp8_out,
+                              int16_t* block_exponent_out, cudaStream_t stream);
 
 // bf16_out [n_blocks * 32] bf16 bit patterns of e2m1(code) * 2^(scale - 127), with the scale
 // folded in. Exact (bf16 shares float's exponent range and E2M1 has one mantissa bit), bf16
 // subnormals included, except that the largest scales overflow to +-inf: 254 with |e2m1| >= 2,
 // 253 with |e2m1| >= 4. Computed in integer arithmetic, so flush-to-zero settings do not matter.
-cudaError_t mxfp4_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks,
-                          uint16_t* bf16_out, cudaStream_t stream);
+cudaError_t mxfp4_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t n_blocks, uint16_t* bf16_out,
+                          cudaStream_t stream);
+
+// The online conversion of one MoE layer's routed experts into the shared per-GPU workspace.
+// `blocks` [E, rows, cols/32, 16] and `scales` [E, rows, cols/32] hold every expert of the
+// layer (blocks_per_expert = rows * cols / 32); slot s < *active_count (a device scalar) gets
+// expert active_experts[s]: fp8_out [slots, rows, cols] E4M3 with block_exponent_out
+// [slots, rows, cols/32] kept separate (as mxfp4_to_fp8_e4m3), or bf16_out [slots, rows, cols]
+// with the scale folded in (GPUs without FP8). The grid covers max_slots slots (<= 65535).
+cudaError_t mxfp4_experts_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t blocks_per_expert,
+                                      const int32_t* active_experts, const int32_t* active_count, int max_slots,
+                                      uint8_t* fp8_out, int16_t* block_exponent_out, cudaStream_t stream);
+cudaError_t mxfp4_experts_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t blocks_per_expert,
+                                  const int32_t* active_experts, const int32_t* active_count, int max_slots,
+                                  uint16_t* bf16_out, cudaStream_t stream);
 
 }  // namespace day0::kernels

@@ -25,16 +25,22 @@ std::uint64_t proc_status_bytes(const char* field) {
 
 int run_bench(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help"}, {"model", "prompt-tokens", "gen-tokens", "threads", "device"}, &problem);
+  const auto args = Args::parse(
+      argv, {"help"}, {"model", "prompt-tokens", "gen-tokens", "threads", "device", "hbm-gbps", "warmup"}, &problem);
   if (!args || args->flag("help") || !args->option("model")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli bench: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli bench --model DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N] [--device cpu]\n"
+                 "usage: day0-cli bench --model DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N]\n"
+                 "                      [--device cpu|cuda] [--hbm-gbps 4320] [--warmup 1]\n"
                  "  Prefills a random prompt and decodes greedily; prints time to first token, prefill and\n"
-                 "  decode tokens/s, inter-token latency p50/p99 and memory, as a table and one JSON line.\n");
+                 "  decode tokens/s, inter-token latency p50/p99 and memory (on a GPU: its split and the\n"
+                 "  decode roofline, the bytes one step reads over --hbm-gbps), as a table and one JSON line.\n"
+                 "  --warmup runs first, unmeasured, that many requests of the same shape (2 new tokens) in\n"
+                 "  their own sessions, so one-time start-up (GPU code loading, GEMM plans) is not timed.\n");
     return args && args->flag("help") ? 0 : 2;
   }
-  const auto integer = [&](const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
+  const auto integer = [&](const char* name, std::int64_t fallback, std::int64_t lo,
+                           std::int64_t hi) -> std::optional<std::int64_t> {
     const auto text = args->option(name);
     if (!text) return fallback;
     const auto v = parse_integer(*text);
@@ -48,7 +54,9 @@ int run_bench(const std::vector<std::string>& argv) {
   const auto prompt_tokens = integer("prompt-tokens", 512, 1, 1 << 20);
   const auto gen_tokens = integer("gen-tokens", 64, 1, 1 << 20);
   const auto threads = integer("threads", 0, 0, 4096);
-  if (!prompt_tokens || !gen_tokens || !threads) return 2;
+  const auto hbm_gbps = integer("hbm-gbps", 4320, 1, 1 << 20);
+  const auto warmup = integer("warmup", 1, 0, 100);
+  if (!prompt_tokens || !gen_tokens || !threads || !hbm_gbps || !warmup) return 2;
 
   const std::string device = args->option("device").value_or("cpu");
   const auto load_start = std::chrono::steady_clock::now();
@@ -66,13 +74,19 @@ int run_bench(const std::vector<std::string>& argv) {
   }
   request.stop.max_new_tokens = *gen_tokens;
   request.stop.stop_at_eos = false;
+  for (std::int64_t i = 0; i < *warmup; ++i) {
+    Request warm = request;
+    warm.stop.max_new_tokens = 2;
+    engine->submit(engine->new_session(opened->model), warm, [](const Event&) {})->wait();
+  }
   std::vector<double> stamps;
   Event last;
   auto handle = engine->submit(engine->new_session(opened->model), request, [&](const Event& e) {
-    if (e.kind == Event::Kind::token) stamps.push_back(std::chrono::duration<double, std::milli>(
-                                                           std::chrono::steady_clock::now().time_since_epoch())
-                                                           .count());
-    else last = e;
+    if (e.kind == Event::Kind::token)
+      stamps.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    else
+      last = e;
   });
   handle->wait();
   if (last.kind == Event::Kind::error) {
@@ -82,23 +96,40 @@ int run_bench(const std::vector<std::string>& argv) {
   std::vector<double> gaps;
   for (std::size_t i = 1; i < stamps.size(); ++i) gaps.push_back(stamps[i] - stamps[i - 1]);
   std::sort(gaps.begin(), gaps.end());
-  const auto pct = [&](double p) { return gaps.empty() ? 0.0 : gaps[std::min(gaps.size() - 1, static_cast<std::size_t>(p * gaps.size()))]; };
+  const auto pct = [&](double p) {
+    return gaps.empty() ? 0.0 : gaps[std::min(gaps.size() - 1, static_cast<std::size_t>(p * gaps.size()))];
+  };
   const GenerationStats& s = last.stats;
-  nlohmann::json j = {{"model", *args->option("model")},
-                      {"model_type", summary.model_type},
-                      {"device", device},
-                      {"threads", *threads},
-                      {"prompt_tokens", *prompt_tokens},
-                      {"generated_tokens", s.generated_tokens},
-                      {"load_s", load_s},
-                      {"ttft_ms", s.time_to_first_token_ms},
-                      {"prefill_tokens_per_s", s.prefill_tokens_per_second},
-                      {"decode_tokens_per_s", s.decode_tokens_per_second},
-                      {"itl_p50_ms", pct(0.5)},
-                      {"itl_p99_ms", pct(0.99)},
-                      {"rss_bytes", proc_status_bytes("VmRSS")},
-                      {"peak_rss_bytes", proc_status_bytes("VmHWM")}};
-  std::printf("model %s (%s) on %s\n", args->option("model")->c_str(), summary.model_type.c_str(), device.c_str());
+  const ModelSummary after = describe(*opened->model);
+  // Roofline: a decode step must read decode_bytes_per_token from device memory at least once.
+  const double roofline_tokens_per_s =
+      after.decode_bytes_per_token > 0 ? *hbm_gbps * 1e9 / static_cast<double>(after.decode_bytes_per_token) : 0.0;
+  nlohmann::json memory = nlohmann::json::object();
+  for (const auto& [name, bytes] : after.device_memory) memory[name] = bytes;
+  nlohmann::json j = {
+      {"model", *args->option("model")},
+      {"model_type", summary.model_type},
+      {"device", device},
+      {"ran_on", after.device},
+      {"threads", *threads},
+      {"prompt_tokens", *prompt_tokens},
+      {"warmup_requests", *warmup},
+      {"generated_tokens", s.generated_tokens},
+      {"load_s", load_s},
+      {"ttft_ms", s.time_to_first_token_ms},
+      {"prefill_tokens_per_s", s.prefill_tokens_per_second},
+      {"decode_tokens_per_s", s.decode_tokens_per_second},
+      {"itl_p50_ms", pct(0.5)},
+      {"itl_p99_ms", pct(0.99)},
+      {"rss_bytes", proc_status_bytes("VmRSS")},
+      {"peak_rss_bytes", proc_status_bytes("VmHWM")},
+      {"device_memory_bytes", memory},
+      {"decode_bytes_per_token", after.decode_bytes_per_token},
+      {"hbm_gbps", *hbm_gbps},
+      {"roofline_tokens_per_s", roofline_tokens_per_s},
+      {"roofline_fraction", roofline_tokens_per_s > 0 ? s.decode_tokens_per_second / roofline_tokens_per_s : 0.0}};
+  std::printf("model %s (%s) on %s\n", args->option("model")->c_str(), summary.model_type.c_str(),
+              after.device.c_str());
   std::printf("  prompt %lld tokens, generated %lld\n", static_cast<long long>(*prompt_tokens),
               static_cast<long long>(s.generated_tokens));
   std::printf("  load %.2f s, time to first token %.1f ms\n", load_s, s.time_to_first_token_ms);
@@ -106,6 +137,14 @@ int run_bench(const std::vector<std::string>& argv) {
               s.prefill_tokens_per_second, s.decode_tokens_per_second, pct(0.5), pct(0.99));
   std::printf("  resident %.2f GiB (peak %.2f GiB; mapped weights count when touched)\n",
               proc_status_bytes("VmRSS") / 1073741824.0, proc_status_bytes("VmHWM") / 1073741824.0);
+  if (!after.device_memory.empty()) {
+    std::printf("  GPU memory:");
+    for (const auto& [name, bytes] : after.device_memory)
+      std::printf(" %s %.2f GiB", name.c_str(), bytes / 1073741824.0);
+    std::printf("\n  decode reads %.2f GB per token: roofline %.0f tok/s at %lld GB/s, measured %.1f%% of it\n",
+                after.decode_bytes_per_token / 1e9, roofline_tokens_per_s, static_cast<long long>(*hbm_gbps),
+                roofline_tokens_per_s > 0 ? 100.0 * s.decode_tokens_per_second / roofline_tokens_per_s : 0.0);
+  }
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }

@@ -23,6 +23,10 @@
 #include "models/loaded_model.h"
 #include "models/weights.h"
 
+#ifdef DAY0_HAVE_CUDA
+#include "backend/cuda/gpt_oss_cuda.h"
+#endif
+
 namespace day0::models {
 namespace {
 
@@ -402,6 +406,11 @@ const Architecture kGptOss{
     &moe_layout,
     &expected_tensors,
     &load,
+#ifdef DAY0_HAVE_CUDA
+    &cuda::load_gpt_oss,
+#else
+    nullptr,
+#endif
 };
 
 }  // namespace day0::models

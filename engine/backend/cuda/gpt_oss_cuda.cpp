@@ -1,0 +1,888 @@
+#include "backend/cuda/gpt_oss_cuda.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "backend/cpu/cpu_ops.h"
+#include "backend/cuda/cublaslt_gemm.h"
+#include "backend/cuda/cuda_support.h"
+#include "blocks/rope.h"
+#include "day0/log.h"
+#include "elementwise.h"
+#include "formats/float_formats.h"
+#include "gemv_bf16.h"
+#include "models/architecture.h"
+#include "models/weights.h"
+#include "moe_gemm.h"
+#include "moe_routing.h"
+#include "mxfp4_fp8.h"
+#include "mxfp4_gemv.h"
+#include "rms_norm.h"
+#include "rope.h"
+#include "sampling.h"
+
+namespace day0::cuda {
+namespace {
+
+namespace k = day0::kernels;
+using models::ForwardTrace;
+using models::SessionState;
+
+constexpr int kDecodeSplits = 32;
+constexpr std::int64_t kLogitRowsPerPass = 64;
+constexpr std::int64_t kKvGrain = 256;
+
+// With DAY0_CUDA_PROFILE set, the forward passes run without graphs and time their phases with
+// events; the totals go to stderr when the model is released (for benchmarks, not for use).
+class PhaseTimer {
+ public:
+  enum Phase {
+    embed,
+    norm,
+    qkv,
+    rope,
+    attention,
+    o_proj,
+    router,
+    routes,
+    convert,
+    expert_gemm,
+    combine,
+    decode_moe,
+    lm_head,
+    copy,
+    phases
+  };
+  PhaseTimer() : on_(std::getenv("DAY0_CUDA_PROFILE") != nullptr) {}
+  ~PhaseTimer() {
+    for (auto& [e, p] : marks_) cudaEventDestroy(e);
+    for (auto e : pool_) cudaEventDestroy(e);
+  }
+  bool on() const { return on_; }
+  // Time from the previous mark to now goes to `phase`.
+  void mark(cudaStream_t stream, Phase phase) {
+    if (!on_) return;
+    cudaEvent_t e = nullptr;
+    if (!pool_.empty()) {
+      e = pool_.back();
+      pool_.pop_back();
+    } else if (cudaEventCreate(&e) != cudaSuccess) {
+      return;
+    }
+    cudaEventRecord(e, stream);
+    marks_.emplace_back(e, phase);
+  }
+  void flush() {
+    if (!on_ || marks_.empty()) return;
+    cudaEventSynchronize(marks_.back().first);
+    for (std::size_t i = 1; i < marks_.size(); ++i) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, marks_[i - 1].first, marks_[i].first) == cudaSuccess)
+        total_[marks_[i].second] += ms;
+    }
+    for (auto& [e, p] : marks_) pool_.push_back(e);
+    marks_.clear();
+  }
+  void report(const char* what) {
+    if (!on_) return;
+    flush();
+    static const char* names[phases] = {"embed",   "norm",       "qkv",     "rope",    "attention",
+                                        "o_proj",  "router",     "routes",  "convert", "expert_gemm",
+                                        "combine", "decode_moe", "lm_head", "copy"};
+    double sum = 0;
+    for (double t : total_) sum += t;
+    std::fprintf(stderr, "profile %s: %.1f ms:", what, sum);
+    for (int i = 0; i < phases; ++i)
+      if (total_[i] > 0) std::fprintf(stderr, " %s %.2f", names[i], total_[i]);
+    std::fprintf(stderr, "\n");
+    total_.fill(0);
+  }
+
+ private:
+  bool on_;
+  std::vector<std::pair<cudaEvent_t, Phase>> marks_;
+  std::vector<cudaEvent_t> pool_;
+  std::array<double, phases> total_{};
+};
+
+struct Shape {
+  std::int64_t hidden = 0, layers = 0, experts = 0, top_k = 0, inter = 0, heads = 0, kv_heads = 0, head_dim = 0,
+               vocab = 0, max_positions = 0, sliding_window = 0;
+  bool tied = false;
+  double rms_eps = 1e-5;
+  std::vector<bool> sliding;
+  std::int64_t q_dim() const { return heads * head_dim; }
+  std::int64_t kv_dim() const { return kv_heads * head_dim; }
+  std::int64_t qkv_dim() const { return q_dim() + 2 * kv_dim(); }
+};
+
+// The fields of config.json the GPU path needs (models/gpt_oss.cpp validates the same file for
+// the CPU path; the checkpoint's tensors are shape-checked against these when bound).
+Result<Shape> read_shape(const io::ModelConfig& config) {
+  const io::ConfigView c = config.text();
+  Shape s;
+  DAY0_ASSIGN_OR_RETURN(s.hidden, c.get_int("hidden_size", models::kDimRange));
+  DAY0_ASSIGN_OR_RETURN(s.layers, c.get_int("num_hidden_layers", models::kLayerRange));
+  DAY0_ASSIGN_OR_RETURN(s.experts, c.get_int("num_local_experts", models::kExpertRange));
+  DAY0_ASSIGN_OR_RETURN(s.top_k, c.get_int("num_experts_per_tok", {1, s.experts}));
+  DAY0_ASSIGN_OR_RETURN(s.inter, c.get_int("intermediate_size", models::kDimRange));
+  DAY0_ASSIGN_OR_RETURN(s.heads, c.get_int("num_attention_heads", {1, 4096}));
+  DAY0_ASSIGN_OR_RETURN(s.kv_heads, c.get_int("num_key_value_heads", {1, s.heads}));
+  DAY0_ASSIGN_OR_RETURN(s.head_dim, c.get_int_or("head_dim", s.hidden / s.heads, {1, 4096}));
+  DAY0_ASSIGN_OR_RETURN(s.vocab, c.get_int("vocab_size", models::kVocabRange));
+  DAY0_ASSIGN_OR_RETURN(s.tied, c.get_bool_or("tie_word_embeddings", false));
+  DAY0_ASSIGN_OR_RETURN(s.max_positions, c.get_int_or("max_position_embeddings", 131072, {1, 1ll << 40}));
+  DAY0_ASSIGN_OR_RETURN(s.rms_eps, c.get_float_or("rms_norm_eps", 1e-5));
+  DAY0_ASSIGN_OR_RETURN(s.sliding_window, c.get_int_or("sliding_window", 0, {0, 1ll << 40}));
+  const auto q = config.root().optional_child("quantization_config");
+  std::string method;
+  if (q) {
+    DAY0_ASSIGN_OR_RETURN(method, q->get_string_or("quant_method", ""));
+  }
+  if (method != "mxfp4")
+    return error(ErrorCode::unsupported, config.origin() +
+                                             ": the CUDA backend runs gpt-oss with the MXFP4 experts "
+                                             "of the released checkpoint");
+  if (s.heads % s.kv_heads != 0 || s.hidden % 32 != 0 || s.inter % 32 != 0 || s.head_dim % 2 != 0)
+    return error(ErrorCode::corrupt_data, config.origin() + ": inconsistent head counts or MXFP4 dimensions");
+  if (s.head_dim > k::kAttentionMaxHeadDim || s.top_k > k::kRouterMaxTopK || s.hidden % 8 != 0 || s.q_dim() % 8 != 0)
+    return error(ErrorCode::unsupported, config.origin() + ": head_dim above " +
+                                             std::to_string(k::kAttentionMaxHeadDim) + ", more than " +
+                                             std::to_string(k::kRouterMaxTopK) +
+                                             " experts per token or widths not multiples of 8 are not supported "
+                                             "by the CUDA backend");
+  s.sliding.assign(static_cast<std::size_t>(s.layers), false);
+  if (c.has("layer_types")) {
+    DAY0_ASSIGN_OR_RETURN(const auto types, c.get_string_list("layer_types"));
+    if (static_cast<std::int64_t>(types.size()) != s.layers)
+      return error(ErrorCode::corrupt_data, config.origin() + ": layer_types does not list every layer");
+    for (std::size_t l = 0; l < types.size(); ++l)
+      s.sliding[l] = types[l] == "sliding_attention" && s.sliding_window > 0;
+  }
+  return s;
+}
+
+struct Layer {
+  DeviceBuffer input_norm, post_norm;          // [H] bf16
+  DeviceBuffer wqkv, wo, router;               // bf16 [(nh + 2 nkv) d, H], [H, nh d], [E, H]
+  DeviceBuffer bqkv, bo, sinks, router_bias;   // fp32
+  DeviceBuffer gu_blocks, gu_scales, gu_bias;  // MXFP4 [E, 2I, H/32, 16], [E, 2I, H/32]; fp32 [E, 2I]
+  DeviceBuffer dn_blocks, dn_scales, dn_bias;  // MXFP4 [E, H, I/32, 16], [E, H, I/32]; fp32 [E, H]
+};
+
+// Per-session state: the bf16 KV cache [layers, capacity, kv_heads, head_dim] (k and v), grown
+// by doubling, and the decode graph captured for the current buffers.
+class CudaState final : public SessionState {
+ public:
+  CudaState(const Shape& s, MemoryLedger* ledger) : s_(s), ledger_(ledger) {}
+  std::int64_t length() const override { return length_; }
+  std::int64_t truncate(std::int64_t tokens) override {
+    length_ = std::clamp<std::int64_t>(tokens, 0, length_);
+    return length_;
+  }
+  std::uint64_t bytes() const override { return k_.bytes() + v_.bytes(); }
+
+  Status reserve(std::int64_t positions, cudaStream_t stream) {
+    if (positions <= capacity_) return Status::ok();
+    std::int64_t cap = std::max({positions, 2 * capacity_, kKvGrain});
+    cap = std::min(cap, s_.max_positions);
+    cap = (cap + kKvGrain - 1) / kKvGrain * kKvGrain;
+    const std::size_t row = static_cast<std::size_t>(s_.kv_dim()) * 2;
+    const std::size_t layer_bytes = row * static_cast<std::size_t>(cap);
+    DAY0_ASSIGN_OR_RETURN(DeviceBuffer k, DeviceBuffer::allocate(layer_bytes * s_.layers, MemoryCategory::kv_cache,
+                                                                 ledger_, "the KV cache (keys)"));
+    DAY0_ASSIGN_OR_RETURN(DeviceBuffer v, DeviceBuffer::allocate(layer_bytes * s_.layers, MemoryCategory::kv_cache,
+                                                                 ledger_, "the KV cache (values)"));
+    if (length_ > 0) {
+      const std::size_t old_layer = row * static_cast<std::size_t>(capacity_);
+      const std::size_t used = row * static_cast<std::size_t>(length_);
+      DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(k.get(), layer_bytes, k_.get(), old_layer, used, s_.layers,
+                                                  cudaMemcpyDeviceToDevice, stream),
+                                "growing the KV cache");
+      DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(v.get(), layer_bytes, v_.get(), old_layer, used, s_.layers,
+                                                  cudaMemcpyDeviceToDevice, stream),
+                                "growing the KV cache");
+      DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "growing the KV cache");
+    }
+    k_ = std::move(k);
+    v_ = std::move(v);
+    capacity_ = cap;
+    graph_ = GraphExec();
+    return Status::ok();
+  }
+  std::uint16_t* k_layer(std::int64_t l) const { return k_.as<std::uint16_t>() + l * capacity_ * s_.kv_dim(); }
+  std::uint16_t* v_layer(std::int64_t l) const { return v_.as<std::uint16_t>() + l * capacity_ * s_.kv_dim(); }
+
+  std::int64_t length_ = 0;
+  GraphExec graph_;
+  bool graph_failed_ = false;
+
+ private:
+  Shape s_;
+  MemoryLedger* ledger_;
+  DeviceBuffer k_, v_;
+  std::int64_t capacity_ = 0;
+};
+
+class GptOssCuda final : public models::LoadedModel {
+ public:
+  GptOssCuda(Shape s, blocks::Rope rope, int device, bool fp8)
+      : s_(std::move(s)), rope_(std::move(rope)), device_(device), fp8_(fp8) {}
+
+  ~GptOssCuda() override {
+    prefill_timer_.report("prefill");
+    decode_timer_.report("decode");
+  }
+  Status init(const std::shared_ptr<const io::Checkpoint>& checkpoint);
+
+  std::int64_t vocab_size() const override { return s_.vocab; }
+  std::int64_t hidden_size() const override { return s_.hidden; }
+  std::int64_t max_context() const override { return s_.max_positions; }
+  std::unique_ptr<SessionState> new_state() const override { return std::make_unique<CudaState>(s_, ledger_.get()); }
+  std::string device_name() const override { return "cuda:" + std::to_string(device_); }
+  std::vector<std::pair<std::string, std::uint64_t>> memory_report() const override {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    for (int c = 0; c < kMemoryCategories; ++c)
+      out.emplace_back(memory_category_name(static_cast<MemoryCategory>(c)),
+                       ledger_->bytes(static_cast<MemoryCategory>(c)));
+    out.emplace_back("peak_total", ledger_->peak());
+    return out;
+  }
+  std::uint64_t decode_bytes_per_token() const override {
+    const std::uint64_t H = static_cast<std::uint64_t>(s_.hidden), I = static_cast<std::uint64_t>(s_.inter);
+    const std::uint64_t attention = 2 * H * static_cast<std::uint64_t>(s_.qkv_dim() + s_.q_dim());
+    const std::uint64_t router = 2 * H * static_cast<std::uint64_t>(s_.experts);
+    const std::uint64_t experts = static_cast<std::uint64_t>(s_.top_k) * 3 * H * I * 17 / 32;
+    return static_cast<std::uint64_t>(s_.layers) * (attention + router + experts) +
+           2 * H * static_cast<std::uint64_t>(s_.vocab);
+  }
+
+  std::int64_t prefill_chunk() const override { return chunk_; }
+  Status forward(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
+                 ForwardTrace* trace) override {
+    return run(base, tokens, logit_rows, logits, trace);
+  }
+  bool argmax_on_device() const override { return true; }
+  Result<std::int32_t> forward_argmax(SessionState& base, std::span<const std::int32_t> tokens) override {
+    DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr));
+    cudaStream_t s = stream_.get();
+    DAY0_CUDA_RETURN_IF_ERROR(k::argmax(logits_.as<float>(), s_.vocab, tokens_dev_.as<std::int32_t>(), s),
+                              "picking a token");
+    DAY0_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(host_pos_.as<std::int32_t>(), tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
+        "picking a token");
+    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "picking a token");
+    return host_pos_.as<std::int32_t>()[0];
+  }
+
+ private:
+  Status upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
+                const std::string& what);
+  Status upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+                     const std::string& what);
+  Status upload_f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+                    const std::string& what);
+  Status upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks, DeviceBuffer* scales,
+                      const std::string& what);
+  Status alloc(std::size_t bytes, DeviceBuffer* out, MemoryCategory category, const std::string& what) {
+    DAY0_ASSIGN_OR_RETURN(*out, DeviceBuffer::allocate(bytes, category, ledger_.get(), what));
+    return Status::ok();
+  }
+
+  // forward(); with logits == nullptr the last row's logits stay on the GPU (logits_ row 0).
+  Status run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
+             ForwardTrace* trace);
+  Status prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace);
+  Status record_decode(CudaState& st);
+  Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
+  Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
+
+  Shape s_;
+  blocks::Rope rope_;
+  int device_ = 0;
+  bool fp8_ = true;
+  std::unique_ptr<MemoryLedger> ledger_ = std::make_unique<MemoryLedger>();
+  Stream stream_;
+  std::unique_ptr<LtGemm> gemm_;
+
+  DeviceBuffer embed_, lm_head_, final_norm_, inv_freq_;
+  std::vector<Layer> layers_;
+
+  // Activations for up to kGptOssPrefillChunk tokens.
+  std::int64_t chunk_ = kGptOssPrefillChunk;
+  DeviceBuffer x_, hb_, hf_, qkv_, q_, attn_, attn_f32_, router_logits_, topk_ids_, topk_w_, logits_;
+  DeviceBuffer tokens_dev_, pos_dev_, len_dev_, partial_;
+  DeviceBuffer counts_, sorted_pair_, row_of_pair_, active_experts_, slot_offsets_, active_count_, tile_slot_,
+      tile_row_, tile_count_;
+  DeviceBuffer xs_, act_, ys_, act_decode_;
+  DeviceBuffer workspace_, workspace_exp_;
+  std::int64_t max_slots_ = 0, max_tiles_ = 0;
+  PinnedBuffer host_tokens_, host_pos_, host_logits_;
+  std::vector<float> trace_scratch_;
+  PhaseTimer prefill_timer_, decode_timer_;
+};
+
+Status GptOssCuda::upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
+                          const std::string& what) {
+  DAY0_RETURN_IF_ERROR(alloc(bytes, out, category, what));
+  DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(out->get(), host, bytes, cudaMemcpyHostToDevice), "uploading " + what);
+  return Status::ok();
+}
+
+// Rows of one or more matrices stacked into one bf16 buffer (q, k and v become one projection).
+Status GptOssCuda::upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+                               const std::string& what) {
+  std::size_t total = 0;
+  for (const auto& m : parts) total += static_cast<std::size_t>(m.rows * m.cols);
+  DAY0_RETURN_IF_ERROR(alloc(total * 2, out, category, what));
+  std::size_t offset = 0;
+  std::vector<float> row;
+  std::vector<std::uint16_t> converted;
+  for (const auto& m : parts) {
+    const std::size_t n = static_cast<std::size_t>(m.rows * m.cols);
+    auto* dst = out->as<std::uint16_t>() + offset;
+    if (m.dtype == DType::bf16) {
+      DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, m.data, n * 2, cudaMemcpyHostToDevice), "uploading " + what);
+    } else {
+      row.resize(static_cast<std::size_t>(m.cols));
+      converted.resize(n);
+      for (std::int64_t r = 0; r < m.rows; ++r) {
+        cpu::decode_row(m, r, row.data());
+        for (std::int64_t c = 0; c < m.cols; ++c)
+          converted[static_cast<std::size_t>(r * m.cols + c)] = formats::f32_to_bf16(row[static_cast<std::size_t>(c)]);
+      }
+      DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, converted.data(), n * 2, cudaMemcpyHostToDevice), "uploading " + what);
+    }
+    offset += n;
+  }
+  return Status::ok();
+}
+
+Status GptOssCuda::upload_f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+                              const std::string& what) {
+  std::vector<float> all;
+  for (const auto& m : parts) {
+    const std::size_t at = all.size();
+    all.resize(at + static_cast<std::size_t>(m.rows * m.cols));
+    for (std::int64_t r = 0; r < m.rows; ++r)
+      cpu::decode_row(m, r, all.data() + at + static_cast<std::size_t>(r * m.cols));
+  }
+  return upload(all.data(), all.size() * sizeof(float), out, category, what);
+}
+
+Status GptOssCuda::upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks,
+                                DeviceBuffer* scales, const std::string& what) {
+  const std::size_t n_blocks = static_cast<std::size_t>(experts[0].rows * experts[0].cols / 32);
+  DAY0_RETURN_IF_ERROR(alloc(n_blocks * 16 * experts.size(), blocks, MemoryCategory::expert_cache, what));
+  DAY0_RETURN_IF_ERROR(alloc(n_blocks * experts.size(), scales, MemoryCategory::expert_cache, what));
+  for (std::size_t e = 0; e < experts.size(); ++e) {
+    DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(blocks->as<std::uint8_t>() + e * n_blocks * 16, experts[e].blocks,
+                                         n_blocks * 16, cudaMemcpyHostToDevice),
+                              "uploading " + what);
+    DAY0_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(scales->as<std::uint8_t>() + e * n_blocks, experts[e].scales, n_blocks, cudaMemcpyHostToDevice),
+        "uploading " + what);
+  }
+  return Status::ok();
+}
+
+Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint) {
+  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
+  DAY0_ASSIGN_OR_RETURN(stream_, Stream::create());
+  DAY0_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ledger_.get()));
+  const models::WeightSource w(checkpoint);
+  const std::int64_t H = s_.hidden, E = s_.experts, I = s_.inter;
+  const auto W = MemoryCategory::weights;
+  {
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix embed, w.matrix("model.embed_tokens.weight", s_.vocab, H));
+    DAY0_RETURN_IF_ERROR(upload_bf16({embed}, &embed_, W, "the embedding"));
+    if (!s_.tied) {
+      DAY0_ASSIGN_OR_RETURN(const cpu::Matrix head, w.matrix("lm_head.weight", s_.vocab, H));
+      DAY0_RETURN_IF_ERROR(upload_bf16({head}, &lm_head_, W, "lm_head"));
+    }
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix norm, w.vector("model.norm.weight", H));
+    DAY0_RETURN_IF_ERROR(upload_bf16({norm}, &final_norm_, W, "model.norm"));
+    DAY0_RETURN_IF_ERROR(upload(rope_.inv_freq.data(), rope_.inv_freq.size() * sizeof(float), &inv_freq_, W, "RoPE"));
+  }
+  for (std::int64_t l = 0; l < s_.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    Layer L;
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix in_norm, w.vector(p + "input_layernorm.weight", H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix post_norm, w.vector(p + "post_attention_layernorm.weight", H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix q, w.matrix(p + "self_attn.q_proj.weight", s_.q_dim(), H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix kk, w.matrix(p + "self_attn.k_proj.weight", s_.kv_dim(), H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix v, w.matrix(p + "self_attn.v_proj.weight", s_.kv_dim(), H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix o, w.matrix(p + "self_attn.o_proj.weight", H, s_.q_dim()));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix qb, w.vector(p + "self_attn.q_proj.bias", s_.q_dim()));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix kb, w.vector(p + "self_attn.k_proj.bias", s_.kv_dim()));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix vb, w.vector(p + "self_attn.v_proj.bias", s_.kv_dim()));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix ob, w.vector(p + "self_attn.o_proj.bias", H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix sinks, w.vector(p + "self_attn.sinks", s_.heads));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix router, w.matrix(p + "mlp.router.weight", E, H));
+    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix router_bias, w.vector(p + "mlp.router.bias", E));
+    const std::string e = p + "mlp.experts.";
+    DAY0_ASSIGN_OR_RETURN(const auto gate_up, w.stacked_mxfp4(e + "gate_up_proj", E, 2 * I, H));
+    DAY0_ASSIGN_OR_RETURN(const auto down, w.stacked_mxfp4(e + "down_proj", E, H, I));
+    DAY0_ASSIGN_OR_RETURN(const auto gate_up_bias, w.stacked(e + "gate_up_proj_bias", E, 0, 2 * I));
+    DAY0_ASSIGN_OR_RETURN(const auto down_bias, w.stacked(e + "down_proj_bias", E, 0, H));
+    DAY0_RETURN_IF_ERROR(upload_bf16({in_norm}, &L.input_norm, W, p + "input_layernorm"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({post_norm}, &L.post_norm, W, p + "post_attention_layernorm"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({q, kk, v}, &L.wqkv, W, p + "self_attn.{q,k,v}_proj"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({o}, &L.wo, W, p + "self_attn.o_proj"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({router}, &L.router, W, p + "mlp.router"));
+    DAY0_RETURN_IF_ERROR(upload_f32({qb, kb, vb}, &L.bqkv, W, p + "self_attn biases"));
+    DAY0_RETURN_IF_ERROR(upload_f32({ob}, &L.bo, W, p + "self_attn.o_proj.bias"));
+    DAY0_RETURN_IF_ERROR(upload_f32({sinks}, &L.sinks, W, p + "self_attn.sinks"));
+    DAY0_RETURN_IF_ERROR(upload_f32({router_bias}, &L.router_bias, W, p + "mlp.router.bias"));
+    DAY0_RETURN_IF_ERROR(upload_mxfp4(gate_up, &L.gu_blocks, &L.gu_scales, e + "gate_up_proj"));
+    DAY0_RETURN_IF_ERROR(upload_mxfp4(down, &L.dn_blocks, &L.dn_scales, e + "down_proj"));
+    DAY0_RETURN_IF_ERROR(upload_f32(gate_up_bias, &L.gu_bias, MemoryCategory::expert_cache, e + "gate_up_proj_bias"));
+    DAY0_RETURN_IF_ERROR(upload_f32(down_bias, &L.dn_bias, MemoryCategory::expert_cache, e + "down_proj_bias"));
+    layers_.push_back(std::move(L));
+  }
+
+  // Activations, sized for one prefill pass.
+  const auto A = MemoryCategory::activations;
+  const std::size_t C = static_cast<std::size_t>(chunk_), Hs = static_cast<std::size_t>(H),
+                    K = static_cast<std::size_t>(s_.top_k), pairs = C * K;
+  DAY0_RETURN_IF_ERROR(alloc(C * Hs * 4, &x_, A, "the residual stream"));
+  DAY0_RETURN_IF_ERROR(alloc(C * Hs * 2, &hb_, A, "normed activations"));
+  DAY0_RETURN_IF_ERROR(alloc(C * Hs * 4, &hf_, A, "normed activations"));
+  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.qkv_dim()) * 4, &qkv_, A, "q, k, v"));
+  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.q_dim()) * 2, &q_, A, "rotated queries"));
+  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.q_dim()) * 2, &attn_, A, "attention outputs"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(s_.q_dim()) * 4, &attn_f32_, A, "attention outputs"));
+  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(E) * 4, &router_logits_, A, "router logits"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_ids_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_w_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, &logits_, A, "logits"));
+  DAY0_RETURN_IF_ERROR(alloc(C * 4, &tokens_dev_, A, "token ids"));
+  DAY0_RETURN_IF_ERROR(alloc(4, &pos_dev_, A, "the position"));
+  DAY0_RETURN_IF_ERROR(alloc(4, &len_dev_, A, "the length"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(k::attention_decode_partial_floats(
+                                 static_cast<int>(s_.heads), static_cast<int>(s_.head_dim), kDecodeSplits)) *
+                                 4,
+                             &partial_, A, "attention partials"));
+  max_slots_ = std::min<std::int64_t>(E, chunk_ * s_.top_k);
+  max_tiles_ = k::moe_max_tiles(chunk_ * s_.top_k, E, k::kMoeGemmTileRows);
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(E) * 4, &counts_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &sorted_pair_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &row_of_pair_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_slots_) * 4, &active_experts_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_slots_ + 1) * 4, &slot_offsets_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(4, &active_count_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_tiles_) * 4, &tile_slot_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_tiles_) * 4, &tile_row_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(4, &tile_count_, A, "routes"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * Hs * 2, &xs_, A, "expert inputs"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * static_cast<std::size_t>(I) * 2, &act_, A, "expert activations"));
+  DAY0_RETURN_IF_ERROR(alloc(pairs * Hs * 4, &ys_, A, "expert outputs"));
+  DAY0_RETURN_IF_ERROR(alloc(K * static_cast<std::size_t>(I) * 4, &act_decode_, A, "expert activations"));
+
+  // The shared expert workspace: one layer's routed experts, one matrix kind at a time.
+  const std::size_t values = static_cast<std::size_t>(max_slots_) * static_cast<std::size_t>(2 * I * H);
+  if (fp8_) {
+    DAY0_RETURN_IF_ERROR(alloc(values, &workspace_, MemoryCategory::fp8_workspace, "the FP8 expert workspace"));
+    DAY0_RETURN_IF_ERROR(
+        alloc(values / 32 * 2, &workspace_exp_, MemoryCategory::fp8_workspace, "the FP8 workspace's block exponents"));
+  } else {
+    DAY0_RETURN_IF_ERROR(alloc(values * 2, &workspace_, MemoryCategory::fp8_workspace, "the bf16 expert workspace"));
+  }
+  DAY0_ASSIGN_OR_RETURN(host_tokens_, PinnedBuffer::allocate(C * 4, "token ids"));
+  DAY0_ASSIGN_OR_RETURN(host_pos_, PinnedBuffer::allocate(8, "positions"));
+  DAY0_ASSIGN_OR_RETURN(host_logits_,
+                        PinnedBuffer::allocate(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, "logits"));
+  DAY0_LOG_INFO("gpt-oss on cuda:{}: weights {:.2f} GiB, experts {:.2f} GiB, {} workspace {:.1f} MiB ({} experts)",
+                device_, ledger_->bytes(MemoryCategory::weights) / 1073741824.0,
+                ledger_->bytes(MemoryCategory::expert_cache) / 1073741824.0, fp8_ ? "FP8" : "bf16",
+                ledger_->bytes(MemoryCategory::fp8_workspace) / 1048576.0, max_slots_);
+  return Status::ok();
+}
+
+Status GptOssCuda::trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n,
+                              bool ints) {
+  trace_scratch_.resize(n);
+  if (ints) {
+    std::vector<std::int32_t> tmp(n);
+    DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(tmp.data(), device, n * 4, cudaMemcpyDeviceToHost, stream_.get()),
+                              "copying " + name);
+    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()), "copying " + name);
+    for (std::size_t i = 0; i < n; ++i) trace_scratch_[i] = static_cast<float>(tmp[i]);
+  } else {
+    DAY0_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(trace_scratch_.data(), device, n * 4, cudaMemcpyDeviceToHost, stream_.get()),
+        "copying " + name);
+    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()), "copying " + name);
+  }
+  trace->append(name, trace_scratch_.data(), n);
+  return Status::ok();
+}
+
+#define DAY0_K(expr, what) DAY0_CUDA_RETURN_IF_ERROR(expr, what)
+
+// One prefill pass of T <= chunk tokens at positions pos0..; tokens already in tokens_dev_ and
+// pos0 in pos_dev_. Leaves the final-normed rows in hb_ (bf16) and hf_ (fp32).
+Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace) {
+  cudaStream_t s = stream_.get();
+  PhaseTimer& pt = prefill_timer_;
+  pt.mark(s, PhaseTimer::embed);
+  const std::int64_t H = s_.hidden, E = s_.experts, I = s_.inter, K = s_.top_k;
+  const float eps = static_cast<float>(s_.rms_eps);
+  float* x = x_.as<float>();
+  auto* hb = hb_.as<std::uint16_t>();
+  DAY0_K(k::embedding_lookup(embed_.as<std::uint16_t>(), H, tokens_dev_.as<std::int32_t>(), T, x, s), "embedding");
+  pt.mark(s, PhaseTimer::embed);
+  if (trace) DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden.embed", x, static_cast<std::size_t>(T * H), false));
+  std::vector<float> before;
+  for (std::int64_t l = 0; l < s_.layers; ++l) {
+    const Layer& L = layers_[static_cast<std::size_t>(l)];
+    const std::string ls = std::to_string(l);
+    DAY0_K(k::rms_norm(x, T, H, L.input_norm.as<std::uint16_t>(), eps, hb, nullptr, s), "input norm");
+    pt.mark(s, PhaseTimer::norm);
+    DAY0_RETURN_IF_ERROR(gemm_->linear(L.wqkv.as<std::uint16_t>(), hb, qkv_.as<float>(), T, s_.qkv_dim(), H, false, s));
+    DAY0_K(k::add_bias_rows(qkv_.as<float>(), L.bqkv.as<float>(), T, s_.qkv_dim(), s), "qkv bias");
+    pt.mark(s, PhaseTimer::qkv);
+    k::RopeQkvArgs r;
+    r.qkv = qkv_.as<float>();
+    r.T = T;
+    r.heads = static_cast<int>(s_.heads);
+    r.kv_heads = static_cast<int>(s_.kv_heads);
+    r.head_dim = static_cast<int>(s_.head_dim);
+    r.inv_freq = inv_freq_.as<float>();
+    r.attention_factor = rope_.attention_factor;
+    r.position = pos_dev_.as<std::int32_t>();
+    r.q_out = q_.as<std::uint16_t>();
+    r.k_cache = st.k_layer(l);
+    r.v_cache = st.v_layer(l);
+    DAY0_K(k::rope_qkv(r, s), "RoPE");
+    pt.mark(s, PhaseTimer::rope);
+    k::AttentionArgs a;
+    a.heads = r.heads;
+    a.kv_heads = r.kv_heads;
+    a.head_dim = r.head_dim;
+    a.window = s_.sliding[static_cast<std::size_t>(l)] ? s_.sliding_window : 0;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(s_.head_dim));
+    a.sinks = L.sinks.as<float>();
+    a.k_cache = st.k_layer(l);
+    a.v_cache = st.v_layer(l);
+    DAY0_K(k::attention_prefill(a, q_.as<std::uint16_t>(), T, pos0, attn_.as<std::uint16_t>(), s), "attention");
+    pt.mark(s, PhaseTimer::attention);
+    if (trace) {
+      before.resize(static_cast<std::size_t>(T * H));
+      DAY0_K(cudaMemcpyAsync(before.data(), x, before.size() * 4, cudaMemcpyDeviceToHost, s), "trace");
+      DAY0_K(cudaStreamSynchronize(s), "trace");
+    }
+    DAY0_RETURN_IF_ERROR(
+        gemm_->linear(L.wo.as<std::uint16_t>(), attn_.as<std::uint16_t>(), x, T, H, s_.q_dim(), true, s));
+    DAY0_K(k::add_bias_rows(x, L.bo.as<float>(), T, H, s), "o_proj bias");
+    pt.mark(s, PhaseTimer::o_proj);
+    if (trace) {
+      std::vector<float> after(before.size());
+      DAY0_K(cudaMemcpyAsync(after.data(), x, after.size() * 4, cudaMemcpyDeviceToHost, s), "trace");
+      DAY0_K(cudaStreamSynchronize(s), "trace");
+      for (std::size_t i = 0; i < after.size(); ++i) after[i] -= before[i];
+      trace->append("attn." + ls + ".out", after.data(), after.size());
+    }
+    DAY0_K(k::rms_norm(x, T, H, L.post_norm.as<std::uint16_t>(), eps, hb, hf_.as<float>(), s), "post-attention norm");
+    pt.mark(s, PhaseTimer::norm);
+    // The router reads the fp32 normed rows, as the CPU does: bf16 inputs would flip near-tied
+    // top-k choices that the CPU makes the other way.
+    DAY0_K(k::gemv_bf16(L.router.as<std::uint16_t>(), L.router_bias.as<float>(), hf_.as<float>(), T, E, H, false,
+                        router_logits_.as<float>(), s),
+           "router");
+    DAY0_K(k::router_topk(router_logits_.as<float>(), T, static_cast<int>(E), static_cast<int>(K),
+                          topk_ids_.as<std::int32_t>(), topk_w_.as<float>(), s),
+           "router top-k");
+    pt.mark(s, PhaseTimer::router);
+    if (trace) {
+      DAY0_RETURN_IF_ERROR(
+          trace_copy(trace, "router." + ls + ".topk", topk_ids_.get(), static_cast<std::size_t>(T * K), true));
+      DAY0_RETURN_IF_ERROR(
+          trace_copy(trace, "router." + ls + ".weights", topk_w_.get(), static_cast<std::size_t>(T * K), false));
+    }
+    k::MoeRoutes routes;
+    routes.counts = counts_.as<std::int32_t>();
+    routes.sorted_pair = sorted_pair_.as<std::int32_t>();
+    routes.row_of_pair = row_of_pair_.as<std::int32_t>();
+    routes.active_experts = active_experts_.as<std::int32_t>();
+    routes.slot_offsets = slot_offsets_.as<std::int32_t>();
+    routes.active_count = active_count_.as<std::int32_t>();
+    routes.tile_slot = tile_slot_.as<std::int32_t>();
+    routes.tile_row = tile_row_.as<std::int32_t>();
+    routes.tile_count = tile_count_.as<std::int32_t>();
+    DAY0_K(k::moe_build_routes(topk_ids_.as<std::int32_t>(), T, static_cast<int>(K), static_cast<int>(E),
+                               k::kMoeGemmTileRows, routes, s),
+           "MoE routes");
+    pt.mark(s, PhaseTimer::routes);
+    DAY0_K(k::moe_gather_rows(hb, routes.sorted_pair, T, static_cast<int>(K), H, xs_.as<std::uint16_t>(), s),
+           "MoE gather");
+    pt.mark(s, PhaseTimer::routes);
+    const int slots = static_cast<int>(std::min<std::int64_t>(max_slots_, T * K));
+    k::MoeGemmArgs g;
+    g.active_experts = routes.active_experts;
+    g.slot_offsets = routes.slot_offsets;
+    g.tile_slot = routes.tile_slot;
+    g.tile_row = routes.tile_row;
+    g.tile_count = routes.tile_count;
+    g.max_tiles = k::moe_max_tiles(T * K, E, k::kMoeGemmTileRows);
+    // gate_up: workspace <- routed experts' [2I, H]; act = activation(xs . W^T + b).
+    if (fp8_) {
+      DAY0_K(k::mxfp4_experts_to_fp8_e4m3(L.gu_blocks.as<std::uint8_t>(), L.gu_scales.as<std::uint8_t>(),
+                                          2 * I * H / 32, routes.active_experts, routes.active_count, slots,
+                                          workspace_.as<std::uint8_t>(), workspace_exp_.as<std::int16_t>(), s),
+             "expert conversion");
+      pt.mark(s, PhaseTimer::convert);
+      g.w_fp8 = workspace_.as<std::uint8_t>();
+      g.w_exponent = workspace_exp_.as<std::int16_t>();
+    } else {
+      DAY0_K(k::mxfp4_experts_to_bf16(L.gu_blocks.as<std::uint8_t>(), L.gu_scales.as<std::uint8_t>(), 2 * I * H / 32,
+                                      routes.active_experts, routes.active_count, slots, workspace_.as<std::uint16_t>(),
+                                      s),
+             "expert conversion");
+      pt.mark(s, PhaseTimer::convert);
+      g.w_bf16 = workspace_.as<std::uint16_t>();
+    }
+    g.x = xs_.as<std::uint16_t>();
+    g.N = static_cast<int>(2 * I);
+    g.K = static_cast<int>(H);
+    g.bias = L.gu_bias.as<float>();
+    g.epilogue = k::MoeEpilogue::swiglu;
+    g.act_out = act_.as<std::uint16_t>();
+    DAY0_K(k::moe_grouped_gemm(g, s), "expert gate_up GEMM");
+    pt.mark(s, PhaseTimer::expert_gemm);
+    // down: workspace <- routed experts' [H, I]; ys = (act . W^T + b) * routing weight.
+    if (fp8_) {
+      DAY0_K(k::mxfp4_experts_to_fp8_e4m3(L.dn_blocks.as<std::uint8_t>(), L.dn_scales.as<std::uint8_t>(), H * I / 32,
+                                          routes.active_experts, routes.active_count, slots,
+                                          workspace_.as<std::uint8_t>(), workspace_exp_.as<std::int16_t>(), s),
+             "expert conversion");
+      pt.mark(s, PhaseTimer::convert);
+    } else {
+      DAY0_K(k::mxfp4_experts_to_bf16(L.dn_blocks.as<std::uint8_t>(), L.dn_scales.as<std::uint8_t>(), H * I / 32,
+                                      routes.active_experts, routes.active_count, slots, workspace_.as<std::uint16_t>(),
+                                      s),
+             "expert conversion");
+      pt.mark(s, PhaseTimer::convert);
+    }
+    g.x = act_.as<std::uint16_t>();
+    g.N = static_cast<int>(H);
+    g.K = static_cast<int>(I);
+    g.bias = L.dn_bias.as<float>();
+    g.epilogue = k::MoeEpilogue::weighted;
+    g.y_out = ys_.as<float>();
+    g.sorted_pair = routes.sorted_pair;
+    g.pair_weights = topk_w_.as<float>();
+    DAY0_K(k::moe_grouped_gemm(g, s), "expert down GEMM");
+    pt.mark(s, PhaseTimer::expert_gemm);
+    DAY0_K(k::moe_combine(ys_.as<float>(), routes.row_of_pair, T, static_cast<int>(K), H, x, s), "MoE combine");
+    pt.mark(s, PhaseTimer::combine);
+    if (trace) DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden." + ls, x, static_cast<std::size_t>(T * H), false));
+  }
+  DAY0_K(k::rms_norm(x, T, H, final_norm_.as<std::uint16_t>(), eps, hb, hf_.as<float>(), s), "final norm");
+  pt.mark(s, PhaseTimer::norm);
+  if (trace)
+    DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden.final_norm", hf_.get(), static_cast<std::size_t>(T * H), false));
+  return Status::ok();
+}
+
+// The decode step for one token (tokens_dev_[0] at *pos_dev_, *len_dev_ = position + 1), as a
+// sequence of launches that a graph can capture. Ends with the logits in logits_ row 0.
+Status GptOssCuda::record_decode(CudaState& st) {
+  cudaStream_t s = stream_.get();
+  PhaseTimer& pt = decode_timer_;
+  pt.mark(s, PhaseTimer::embed);
+  const std::int64_t H = s_.hidden, E = s_.experts, K = s_.top_k;
+  const float eps = static_cast<float>(s_.rms_eps);
+  float* x = x_.as<float>();
+  float* hf = hf_.as<float>();
+  DAY0_K(k::embedding_lookup(embed_.as<std::uint16_t>(), H, tokens_dev_.as<std::int32_t>(), 1, x, s), "embedding");
+  pt.mark(s, PhaseTimer::embed);
+  k::MoeDecodeArgs m;
+  m.T = 1;
+  m.hidden = static_cast<int>(H);
+  m.inter = static_cast<int>(s_.inter);
+  m.top_k = static_cast<int>(K);
+  m.ids = topk_ids_.as<std::int32_t>();
+  m.weights = topk_w_.as<float>();
+  for (std::int64_t l = 0; l < s_.layers; ++l) {
+    const Layer& L = layers_[static_cast<std::size_t>(l)];
+    DAY0_K(k::rms_norm(x, 1, H, L.input_norm.as<std::uint16_t>(), eps, nullptr, hf, s), "input norm");
+    pt.mark(s, PhaseTimer::norm);
+    DAY0_K(k::gemv_bf16(L.wqkv.as<std::uint16_t>(), L.bqkv.as<float>(), hf, 1, s_.qkv_dim(), H, false, qkv_.as<float>(),
+                        s),
+           "qkv");
+    pt.mark(s, PhaseTimer::qkv);
+    k::RopeQkvArgs r;
+    r.qkv = qkv_.as<float>();
+    r.T = 1;
+    r.heads = static_cast<int>(s_.heads);
+    r.kv_heads = static_cast<int>(s_.kv_heads);
+    r.head_dim = static_cast<int>(s_.head_dim);
+    r.inv_freq = inv_freq_.as<float>();
+    r.attention_factor = rope_.attention_factor;
+    r.position = pos_dev_.as<std::int32_t>();
+    r.q_out = q_.as<std::uint16_t>();
+    r.k_cache = st.k_layer(l);
+    r.v_cache = st.v_layer(l);
+    DAY0_K(k::rope_qkv(r, s), "RoPE");
+    pt.mark(s, PhaseTimer::rope);
+    k::AttentionArgs a;
+    a.heads = r.heads;
+    a.kv_heads = r.kv_heads;
+    a.head_dim = r.head_dim;
+    a.window = s_.sliding[static_cast<std::size_t>(l)] ? s_.sliding_window : 0;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(s_.head_dim));
+    a.sinks = L.sinks.as<float>();
+    a.k_cache = st.k_layer(l);
+    a.v_cache = st.v_layer(l);
+    DAY0_K(k::attention_decode(a, q_.as<std::uint16_t>(), len_dev_.as<std::int32_t>(), kDecodeSplits,
+                               partial_.as<float>(), attn_f32_.as<float>(), s),
+           "attention");
+    pt.mark(s, PhaseTimer::attention);
+    DAY0_K(
+        k::gemv_bf16(L.wo.as<std::uint16_t>(), L.bo.as<float>(), attn_f32_.as<float>(), 1, H, s_.q_dim(), true, x, s),
+        "o_proj");
+    pt.mark(s, PhaseTimer::o_proj);
+    DAY0_K(k::rms_norm(x, 1, H, L.post_norm.as<std::uint16_t>(), eps, nullptr, hf, s), "post-attention norm");
+    pt.mark(s, PhaseTimer::norm);
+    DAY0_K(k::gemv_bf16(L.router.as<std::uint16_t>(), L.router_bias.as<float>(), hf, 1, E, H, false,
+                        router_logits_.as<float>(), s),
+           "router");
+    DAY0_K(k::router_topk(router_logits_.as<float>(), 1, static_cast<int>(E), static_cast<int>(K),
+                          topk_ids_.as<std::int32_t>(), topk_w_.as<float>(), s),
+           "router top-k");
+    pt.mark(s, PhaseTimer::router);
+    m.gate_up_blocks = L.gu_blocks.as<std::uint8_t>();
+    m.gate_up_scales = L.gu_scales.as<std::uint8_t>();
+    m.gate_up_bias = L.gu_bias.as<float>();
+    m.down_blocks = L.dn_blocks.as<std::uint8_t>();
+    m.down_scales = L.dn_scales.as<std::uint8_t>();
+    m.down_bias = L.dn_bias.as<float>();
+    DAY0_K(k::moe_decode_gate_up(m, hf, act_decode_.as<float>(), s), "expert gate_up");
+    pt.mark(s, PhaseTimer::decode_moe);
+    DAY0_K(k::moe_decode_down(m, act_decode_.as<float>(), x, s), "expert down");
+    pt.mark(s, PhaseTimer::decode_moe);
+  }
+  DAY0_K(k::rms_norm(x, 1, H, final_norm_.as<std::uint16_t>(), eps, nullptr, hf, s), "final norm");
+  pt.mark(s, PhaseTimer::norm);
+  const std::uint16_t* head = s_.tied ? embed_.as<std::uint16_t>() : lm_head_.as<std::uint16_t>();
+  DAY0_K(k::gemv_bf16(head, nullptr, hf, 1, s_.vocab, H, false, logits_.as<float>(), s), "lm_head");
+  pt.mark(s, PhaseTimer::lm_head);
+  return Status::ok();
+}
+
+// logits for normed rows first_row .. first_row + rows of the last pass, into `out`.
+Status GptOssCuda::logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out) {
+  cudaStream_t s = stream_.get();
+  const std::uint16_t* head = s_.tied ? embed_.as<std::uint16_t>() : lm_head_.as<std::uint16_t>();
+  for (std::int64_t done = 0; done < rows; done += kLogitRowsPerPass) {
+    const std::int64_t n = std::min(kLogitRowsPerPass, rows - done);
+    if (!decode)
+      DAY0_RETURN_IF_ERROR(gemm_->linear(head, hb_.as<std::uint16_t>() + (first_row + done) * s_.hidden,
+                                         logits_.as<float>(), n, s_.vocab, s_.hidden, false, s));
+    if (out == nullptr) continue;  // kept on the GPU (one row: forward_argmax)
+    const std::size_t bytes = static_cast<std::size_t>(n * s_.vocab) * 4;
+    DAY0_K(cudaMemcpyAsync(host_logits_.as<float>(), logits_.get(), bytes, cudaMemcpyDeviceToHost, s),
+           "copying logits");
+    DAY0_K(cudaStreamSynchronize(s), "computing logits");
+    std::memcpy(out + done * s_.vocab, host_logits_.as<float>(), bytes);
+  }
+  return Status::ok();
+}
+
+Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
+                       ForwardTrace* trace) {
+  auto& st = static_cast<CudaState&>(base);
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  const std::int64_t pos0 = st.length();
+  if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
+  if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
+  if (pos0 + T > s_.max_positions)
+    return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
+                                                  " tokens; this model allows " + std::to_string(s_.max_positions));
+  for (const std::int32_t t : tokens)
+    if (t < 0 || t >= s_.vocab)
+      return error(ErrorCode::invalid_argument, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                                                    std::to_string(s_.vocab - 1) + ")");
+  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
+  cudaStream_t s = stream_.get();
+  DAY0_RETURN_IF_ERROR(st.reserve(pos0 + T, s));
+  const std::int64_t first_logit = T - logit_rows;
+  for (std::int64_t done = 0; done < T;) {
+    const std::int64_t n = std::min(chunk_, T - done);
+    const std::int64_t pos = pos0 + done;
+    // The pinned staging buffers are free: every pass ends with a synchronisation.
+    std::memcpy(host_tokens_.as<std::int32_t>(), tokens.data() + done, static_cast<std::size_t>(n) * 4);
+    host_pos_.as<std::int32_t>()[0] = static_cast<std::int32_t>(pos);
+    host_pos_.as<std::int32_t>()[1] = static_cast<std::int32_t>(pos + 1);
+    DAY0_K(cudaMemcpyAsync(tokens_dev_.get(), host_tokens_.as<std::int32_t>(), static_cast<std::size_t>(n) * 4,
+                           cudaMemcpyHostToDevice, s),
+           "copying token ids");
+    DAY0_K(cudaMemcpyAsync(pos_dev_.get(), host_pos_.as<std::int32_t>(), 4, cudaMemcpyHostToDevice, s),
+           "copying positions");
+    DAY0_K(cudaMemcpyAsync(len_dev_.get(), host_pos_.as<std::int32_t>() + 1, 4, cudaMemcpyHostToDevice, s),
+           "copying positions");
+    const bool decode = n == 1 && trace == nullptr;
+    if (decode) {
+      if (!st.graph_.valid() && !st.graph_failed_ && !decode_timer_.on()) {
+        auto graph = GraphExec::capture(s, [&] { return record_decode(st); });
+        if (graph) {
+          st.graph_ = std::move(*graph);
+        } else {
+          st.graph_failed_ = true;
+          DAY0_LOG_WARN("decode runs without a CUDA graph: {}", graph.status().message());
+        }
+      }
+      if (st.graph_.valid()) {
+        DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
+      } else {
+        DAY0_RETURN_IF_ERROR(record_decode(st));
+      }
+    } else {
+      DAY0_RETURN_IF_ERROR(prefill_chunk(st, n, pos, trace));
+    }
+    const std::int64_t lo = std::max(first_logit, done), hi = done + n;
+    if (lo < hi)
+      DAY0_RETURN_IF_ERROR(logits_rows(lo - done, hi - lo, decode,
+                                       logits != nullptr ? logits + (lo - first_logit) * s_.vocab : nullptr));
+    DAY0_K(cudaStreamSynchronize(s), "running gpt-oss on the GPU");
+    prefill_timer_.flush();
+    decode_timer_.flush();
+    done += n;
+  }
+  st.length_ = pos0 + T;
+  return Status::ok();
+}
+
+}  // namespace
+
+std::uint64_t gpt_oss_expert_workspace_bytes(std::int64_t experts, std::int64_t top_k, std::int64_t hidden,
+                                             std::int64_t inter, std::int64_t chunk, bool fp8) {
+  const auto slots = static_cast<std::uint64_t>(std::min(experts, chunk * top_k));
+  const auto values = slots * static_cast<std::uint64_t>(2 * inter * hidden);
+  return fp8 ? values + values / 32 * 2 : values * 2;
+}
+
+Result<std::unique_ptr<models::LoadedModel>> load_gpt_oss(const io::ModelConfig& config,
+                                                          std::shared_ptr<const io::Checkpoint> checkpoint,
+                                                          ThreadPool& /*pool*/, const models::LoadOptions& options) {
+  DAY0_ASSIGN_OR_RETURN(Shape s, read_shape(config));
+  DAY0_ASSIGN_OR_RETURN(blocks::Rope rope, blocks::make_rope(config.text(), s.head_dim, s.max_positions));
+  int device = 0;
+  if (options.device.rfind("cuda:", 0) == 0) device = std::atoi(options.device.c_str() + 5);
+  cudaDeviceProp prop{};
+  DAY0_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device), "querying GPU " + std::to_string(device));
+  const bool fp8 = prop.major * 10 + prop.minor >= 89 && !options.bf16_workspace;
+  auto model = std::make_unique<GptOssCuda>(std::move(s), std::move(rope), device, fp8);
+  DAY0_RETURN_IF_ERROR(model->init(checkpoint));
+  return std::unique_ptr<models::LoadedModel>(std::move(model));
+}
+
+}  // namespace day0::cuda

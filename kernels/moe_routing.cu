@@ -1,0 +1,157 @@
+#include "moe_routing.h"
+
+#include <cmath>
+
+#include "device_util.cuh"
+
+namespace day0::kernels {
+namespace {
+
+// One warp per token: k rounds of a warp arg-max over the logits not yet taken.
+__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, int32_t* __restrict__ ids,
+                                   float* __restrict__ weights) {
+  const int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (t >= T) return;
+  const float* r = logits + t * E;
+  int chosen[kRouterMaxTopK];
+  float value[kRouterMaxTopK];
+  for (int j = 0; j < k; ++j) {
+    float best = -INFINITY;
+    int best_id = E;
+    for (int e = lane; e < E; e += 32) {
+      bool taken = false;
+      for (int i = 0; i < j; ++i) taken |= chosen[i] == e;
+      const float v = r[e];
+      if (!taken && (v > best || (v == best && e < best_id) || best_id == E)) {
+        best = v;
+        best_id = e;
+      }
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, best, offset);
+      const int oid = __shfl_xor_sync(0xffffffffu, best_id, offset);
+      if (oid != E && (best_id == E || ov > best || (ov == best && oid < best_id))) {
+        best = ov;
+        best_id = oid;
+      }
+    }
+    chosen[j] = best_id;
+    value[j] = best;
+  }
+  if (lane != 0) return;
+  float z = 0.0f;
+  for (int j = 0; j < k; ++j) z += expf(value[j] - value[0]);
+  for (int j = 0; j < k; ++j) {
+    ids[t * k + j] = chosen[j];
+    weights[t * k + j] = expf(value[j] - value[0]) / z;
+  }
+}
+
+// One CTA: count pairs per expert, lay out slots and tiles (thread 0), then place each pair.
+__global__ void __launch_bounds__(1024)
+    build_routes_kernel(const int32_t* __restrict__ ids, int64_t pairs, int E, int tile_rows, MoeRoutes r) {
+  for (int e = threadIdx.x; e < E; e += blockDim.x) r.counts[e] = 0;
+  __syncthreads();
+  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) atomicAdd(&r.counts[ids[p]], 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int slots = 0, tiles = 0, offset = 0;
+    for (int e = 0; e < E; ++e) {
+      const int n = r.counts[e];
+      r.counts[e] = offset;  // becomes the expert's placement cursor
+      if (n == 0) continue;
+      r.active_experts[slots] = e;
+      r.slot_offsets[slots] = offset;
+      for (int row = 0; row < n; row += tile_rows) {
+        r.tile_slot[tiles] = slots;
+        r.tile_row[tiles] = row;
+        ++tiles;
+      }
+      ++slots;
+      offset += n;
+    }
+    r.slot_offsets[slots] = offset;
+    *r.active_count = slots;
+    *r.tile_count = tiles;
+  }
+  __syncthreads();
+  for (int64_t p = threadIdx.x; p < pairs; p += blockDim.x) {
+    const int row = atomicAdd(&r.counts[ids[p]], 1);
+    r.sorted_pair[row] = static_cast<int32_t>(p);
+    r.row_of_pair[p] = row;
+  }
+}
+
+__global__ void gather_rows_kernel(const uint16_t* __restrict__ h, const int32_t* __restrict__ sorted_pair, int k,
+                                   int64_t H, uint16_t* __restrict__ rows) {
+  const int64_t r = blockIdx.x;
+  const uint16_t* src = h + static_cast<int64_t>(sorted_pair[r] / k) * H;
+  uint16_t* dst = rows + r * H;
+  if ((H & 7) == 0) {
+    const uint4* s = reinterpret_cast<const uint4*>(src);
+    uint4* o = reinterpret_cast<uint4*>(dst);
+    for (int64_t i = threadIdx.x; i < H / 8; i += blockDim.x) o[i] = s[i];
+  } else {
+    for (int64_t i = threadIdx.x; i < H; i += blockDim.x) dst[i] = src[i];
+  }
+}
+
+__global__ void combine_kernel(const float* __restrict__ y, const int32_t* __restrict__ row_of_pair, int k, int64_t H,
+                               float* __restrict__ x) {
+  const int64_t t = blockIdx.x;
+  for (int64_t c = threadIdx.x; c < H; c += blockDim.x) {
+    float sum = 0.0f;
+    for (int j = 0; j < k; ++j) sum += y[static_cast<int64_t>(row_of_pair[t * k + j]) * H + c];
+    x[t * H + c] += sum;
+  }
+}
+
+}  // namespace
+
+cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* ids, float* weights,
+                        cudaStream_t stream) {
+  if (T < 0 || E <= 0 || k < 1 || k > E || k > kRouterMaxTopK) return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  if (logits == nullptr || ids == nullptr || weights == nullptr) return cudaErrorInvalidValue;
+  const int64_t threads = T * 32;
+  router_topk_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(logits, T, E, k, ids, weights);
+  return cudaGetLastError();
+}
+
+int64_t moe_max_tiles(int64_t pairs, int64_t experts, int tile_rows) {
+  const int64_t slots = pairs < experts ? pairs : experts;
+  return (pairs + tile_rows - 1) / tile_rows + slots;
+}
+
+cudaError_t moe_build_routes(const int32_t* ids, int64_t T, int k, int E, int tile_rows, const MoeRoutes& r,
+                             cudaStream_t stream) {
+  if (T <= 0 || k < 1 || E <= 0 || tile_rows <= 0 || ids == nullptr || r.counts == nullptr ||
+      r.sorted_pair == nullptr || r.row_of_pair == nullptr || r.active_experts == nullptr ||
+      r.slot_offsets == nullptr || r.active_count == nullptr || r.tile_slot == nullptr || r.tile_row == nullptr ||
+      r.tile_count == nullptr)
+    return cudaErrorInvalidValue;
+  build_routes_kernel<<<1, 1024, 0, stream>>>(ids, T * k, E, tile_rows, r);
+  return cudaGetLastError();
+}
+
+cudaError_t moe_gather_rows(const uint16_t* h, const int32_t* sorted_pair, int64_t T, int k, int64_t H, uint16_t* rows,
+                            cudaStream_t stream) {
+  if (T < 0 || k < 1 || H <= 0) return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  if (h == nullptr || sorted_pair == nullptr || rows == nullptr) return cudaErrorInvalidValue;
+  gather_rows_kernel<<<static_cast<unsigned>(T * k), 128, 0, stream>>>(h, sorted_pair, k, H, rows);
+  return cudaGetLastError();
+}
+
+cudaError_t moe_combine(const float* y, const int32_t* row_of_pair, int64_t T, int k, int64_t H, float* x,
+                        cudaStream_t stream) {
+  if (T < 0 || k < 1 || H <= 0) return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  if (y == nullptr || row_of_pair == nullptr || x == nullptr) return cudaErrorInvalidValue;
+  combine_kernel<<<static_cast<unsigned>(T), 256, 0, stream>>>(y, row_of_pair, k, H, x);
+  return cudaGetLastError();
+}
+
+}  // namespace day0::kernels

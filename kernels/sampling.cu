@@ -1,0 +1,79 @@
+#include "sampling.h"
+
+#include <cmath>
+
+#include "device_util.cuh"
+
+namespace day0::kernels {
+namespace {
+
+constexpr int kThreads = 1024;
+
+__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Keeps (best value, lowest index among equals); NaN is skipped.
+__device__ __forceinline__ void consider(float v, int64_t i, float& best, int64_t& best_i) {
+  if (v == v && (best_i < 0 || v > best || (v == best && i < best_i))) {
+    best = v;
+    best_i = i;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) select_kernel(const float* __restrict__ logits, int64_t n, float inv_temp,
+                                                          uint64_t seed, int32_t* step, int32_t* __restrict__ out) {
+  __shared__ float values[kThreads / 32];
+  __shared__ int64_t indices[kThreads / 32];
+  const bool sample = step != nullptr;
+  const uint64_t stream = sample ? splitmix64(seed ^ splitmix64(static_cast<uint64_t>(*step))) : 0;
+  float best = -INFINITY;
+  int64_t best_i = -1;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+    float v = logits[i];
+    if (sample) {
+      // 53 random bits -> u in (0, 1).
+      const double u = (static_cast<double>(splitmix64(stream + static_cast<uint64_t>(i)) >> 11) + 0.5) * 0x1p-53;
+      v = v * inv_temp - static_cast<float>(log(-log(u)));
+    }
+    consider(v, i, best, best_i);
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best, offset);
+    const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, offset);
+    if (oi >= 0) consider(ov, oi, best, best_i);
+  }
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) {
+    values[warp] = best;
+    indices[warp] = best_i;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kThreads / 32; ++w)
+    if (indices[w] >= 0) consider(values[w], indices[w], best, best_i);
+  if (best_i < 0) best_i = 0;
+  *out = static_cast<int32_t>(best_i);
+  if (sample) *step += 1;
+}
+
+}  // namespace
+
+cudaError_t argmax(const float* logits, int64_t n, int32_t* out, cudaStream_t stream) {
+  if (n <= 0 || logits == nullptr || out == nullptr) return cudaErrorInvalidValue;
+  select_kernel<<<1, kThreads, 0, stream>>>(logits, n, 1.0f, 0, nullptr, out);
+  return cudaGetLastError();
+}
+
+cudaError_t sample_temperature(const float* logits, int64_t n, float temperature, uint64_t seed, int32_t* step,
+                               int32_t* out, cudaStream_t stream) {
+  if (n <= 0 || logits == nullptr || out == nullptr || step == nullptr || !(temperature > 0.0f))
+    return cudaErrorInvalidValue;
+  select_kernel<<<1, kThreads, 0, stream>>>(logits, n, 1.0f / temperature, seed, step, out);
+  return cudaGetLastError();
+}
+
+}  // namespace day0::kernels

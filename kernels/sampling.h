@@ -1,0 +1,20 @@
+#pragma once
+// Token selection on the GPU, so a decode step need not copy the logits to the host.
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace day0::kernels {
+
+// out[0] = arg max of logits[0..n); equal values pick the lowest index (as torch.argmax and
+// the CPU sampler). NaN never wins.
+cudaError_t argmax(const float* logits, int64_t n, int32_t* out, cudaStream_t stream);
+
+// Temperature sampling by the Gumbel-max trick: out[0] = arg max of logits[i] / temperature +
+// g_i, g_i = -log(-log(u_i)) with u_i uniform in (0, 1) from a counter-based hash of
+// (seed, step, i); *step is a device counter incremented after each draw, so a captured graph
+// draws a fresh token each replay. temperature > 0.
+cudaError_t sample_temperature(const float* logits, int64_t n, float temperature, uint64_t seed, int32_t* step,
+                               int32_t* out, cudaStream_t stream);
+
+}  // namespace day0::kernels
