@@ -36,6 +36,18 @@ Result<cpu::Matrix> WeightSource::vector(const std::string& name, std::int64_t n
   return cpu::Matrix{ref.info->dtype, ref.file->data(*ref.info).data(), 1, n};
 }
 
+Result<cpu::Matrix> WeightSource::flattened(const std::string& name, const std::vector<std::int64_t>& shape) const {
+  if (shape.empty()) return error(ErrorCode::invalid_argument, "tensor " + name + ": no shape given");
+  std::vector<std::uint64_t> dims;
+  std::int64_t cols = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    dims.push_back(static_cast<std::uint64_t>(shape[i]));
+    if (i > 0) cols *= shape[i];
+  }
+  DAY0_ASSIGN_OR_RETURN(const io::TensorRef ref, find(name, dims, true));
+  return cpu::Matrix{ref.info->dtype, ref.file->data(*ref.info).data(), shape.front(), cols};
+}
+
 Result<std::vector<cpu::Matrix>> WeightSource::stacked(const std::string& name, std::int64_t count,
                                                        std::int64_t rows, std::int64_t cols) const {
   std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(count)};

@@ -21,6 +21,9 @@ class WeightSource {
   Result<cpu::Matrix> matrix(const std::string& name, std::int64_t rows, std::int64_t cols) const;
   // A [n] float tensor, as a 1 x n matrix.
   Result<cpu::Matrix> vector(const std::string& name, std::int64_t n) const;
+  // A float tensor of exactly `shape` viewed as [shape[0], product of the rest] (convolution
+  // kernels applied as linear layers over flattened patches).
+  Result<cpu::Matrix> flattened(const std::string& name, const std::vector<std::int64_t>& shape) const;
   // Slices of a [count, rows, cols] (or [count, cols] when rows == 0) float tensor.
   Result<std::vector<cpu::Matrix>> stacked(const std::string& name, std::int64_t count, std::int64_t rows,
                                            std::int64_t cols) const;
