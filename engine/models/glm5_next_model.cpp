@@ -1,5 +1,5 @@
 // glm5_next (GLM-5.3-Flash) text generation on the CPU, following transformers'
-// Glm5NextForConditionalGeneration (text path):
+// Glm5NextForConditionalGeneration (text path; images enter as input embeddings, vision/):
 //   streams = embed(token) repeated hc_mult times                      [T, hc, H]
 //   per layer: attention site, then MLP site, each wrapped by mHC (blocks/hyper_connection.h):
 //     x = RMSNorm(collapse(streams)); y = KDA(x) or MLA(x, indexer selection); streams = expand(y)
@@ -28,6 +28,8 @@
 #include "models/glm5_next_config.h"
 #include "models/glm5_next_model.h"
 #include "models/weights.h"
+#include "vision/glm5_vision_tower.h"
+#include "vision/image_input.h"
 
 namespace day0::models {
 namespace {
@@ -106,7 +108,9 @@ class Glm5State final : public SessionState {
   std::deque<Snapshot> prompt_snapshots, step_snapshots;  // oldest first
 };
 
-class Glm5Model final : public LoadedModel {
+// Images (when the checkpoint has a vision tower): vision::ImageInputModel feeds input
+// embeddings in which the image tokens carry the tower's features.
+class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
  public:
   Glm5Model(Glm5Config config, std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool, Glm5RunOptions run)
       : s_(std::move(config)), checkpoint_(std::move(checkpoint)), pool_(pool), dense_(run.dense_attention) {}
@@ -166,7 +170,42 @@ class Glm5Model final : public LoadedModel {
       }
       layers_.push_back(std::move(L));
     }
+    if (config.vision() && checkpoint_->find("model.visual.patch_embed.proj.weight")) {
+      DAY0_ASSIGN_OR_RETURN(const vision::VisionTowerConfig vc, vision::parse_vision_config(config));
+      if (vc.out_hidden != H)
+        return error(ErrorCode::corrupt_data,
+                     config.origin() + ": vision_config.out_hidden_size differs from the text hidden size");
+      DAY0_ASSIGN_OR_RETURN(tower_, vision::VisionTower::load(vc, w, "model.visual", pool_));
+      DAY0_ASSIGN_OR_RETURN(processor_, vision::load_processor_config(config, checkpoint_->dir()));
+      DAY0_ASSIGN_OR_RETURN(image_ids_, vision::image_token_ids(config));
+    }
     return Status::ok();
+  }
+
+  // vision::ImageInputModel
+  const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }
+  const vision::ProcessorConfig& processor() const override { return processor_; }
+  std::int64_t embedding_size() const override { return s_.hidden; }
+  Result<vision::EncodedImage> encode_image(const vision::VisionInput& input, ForwardTrace* trace) override {
+    if (!tower_) return error(ErrorCode::unsupported, "this checkpoint has no vision tower; it takes no images");
+    vision::EncodedImage out;
+    DAY0_ASSIGN_OR_RETURN(out.features, tower_->encode(input, trace));
+    out.tokens = static_cast<std::int64_t>(out.features.size()) / s_.hidden;
+    out.hash = vision::hash_vision_input(input);
+    return out;
+  }
+  Status embed_tokens(std::span<const std::int32_t> tokens, float* out) const override {
+    for (const std::int32_t id : tokens)
+      if (id < 0 || id >= s_.vocab)
+        return error(ErrorCode::invalid_argument, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                                      std::to_string(s_.vocab - 1) + ")");
+    for (std::size_t t = 0; t < tokens.size(); ++t)
+      cpu::decode_row(embed_, tokens[t], out + static_cast<std::int64_t>(t) * s_.hidden);
+    return Status::ok();
+  }
+  Status forward_embeddings(SessionState& state, const float* embeddings, std::int64_t T, std::int64_t logit_rows,
+                            float* logits, ForwardTrace* trace) override {
+    return feed(static_cast<Glm5State&>(state), embeddings, T, logit_rows, logits, trace);
   }
 
   std::int64_t vocab_size() const override { return s_.vocab; }
@@ -186,39 +225,45 @@ class Glm5Model final : public LoadedModel {
                  ForwardTrace* trace) override {
     auto& state = static_cast<Glm5State&>(base_state);
     const auto T = static_cast<std::int64_t>(tokens.size());
-    const std::int64_t pos0 = state.length();
     if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
+    if (state.length() + T > s_.max_positions)
+      return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(state.length() + T) +
+                                                    " tokens; this model allows " + std::to_string(s_.max_positions));
+    std::vector<float> embedded(static_cast<std::size_t>(T * s_.hidden));
+    DAY0_RETURN_IF_ERROR(embed_tokens(tokens, embedded.data()));
+    return feed(state, embedded.data(), T, logit_rows, logits, trace);
+  }
+
+ private:
+  // Checks and feeds T input embeddings [T, H] (token rows or image features).
+  Status feed(Glm5State& state, const float* embedded, std::int64_t T, std::int64_t logit_rows, float* logits,
+              ForwardTrace* trace) {
+    const std::int64_t pos0 = state.length();
+    if (T <= 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
     if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
     if (pos0 + T > s_.max_positions)
       return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
                                                     " tokens; this model allows " + std::to_string(s_.max_positions));
-    for (const std::int32_t id : tokens)
-      if (id < 0 || id >= s_.vocab)
-        return error(ErrorCode::invalid_argument, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                                                      std::to_string(s_.vocab - 1) + ")");
-
     if (kda_layers_ > 0 && T > 1) {
       const std::int64_t first_rows = std::max<std::int64_t>(logit_rows - 1, 0);
-      DAY0_RETURN_IF_ERROR(run(state, tokens.first(static_cast<std::size_t>(T - 1)), first_rows, logits, trace));
+      DAY0_RETURN_IF_ERROR(run(state, embedded, T - 1, first_rows, logits, trace));
       state.snapshot(true);
-      DAY0_RETURN_IF_ERROR(run(state, tokens.last(1), logit_rows > 0 ? 1 : 0, logits + first_rows * s_.vocab, trace));
+      DAY0_RETURN_IF_ERROR(
+          run(state, embedded + (T - 1) * s_.hidden, 1, logit_rows > 0 ? 1 : 0, logits + first_rows * s_.vocab, trace));
       state.snapshot(true);
       return Status::ok();
     }
-    DAY0_RETURN_IF_ERROR(run(state, tokens, logit_rows, logits, trace));
+    DAY0_RETURN_IF_ERROR(run(state, embedded, T, logit_rows, logits, trace));
     state.snapshot(T > 1);
     return Status::ok();
   }
 
- private:
-  // The forward pass proper over checked tokens.
-  Status run(Glm5State& state, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
+  // The forward pass proper over checked input embeddings [T, H].
+  Status run(Glm5State& state, const float* embedded, std::int64_t T, std::int64_t logit_rows, float* logits,
              ForwardTrace* trace) {
-    const auto T = static_cast<std::int64_t>(tokens.size());
     const std::int64_t H = s_.hidden, m = s_.hc, pos0 = state.length();
     // streams: [T, hc, H], every stream starting as the embedding.
-    std::vector<float> x(static_cast<std::size_t>(T * H));
-    for (std::int64_t t = 0; t < T; ++t) cpu::decode_row(embed_, tokens[static_cast<std::size_t>(t)], x.data() + t * H);
+    std::vector<float> x(embedded, embedded + T * H);
     if (trace) trace->append("hidden.embed", x.data(), x.size());
     std::vector<float> streams(static_cast<std::size_t>(T * m * H));
     for (std::int64_t t = 0; t < T; ++t)
@@ -326,6 +371,9 @@ class Glm5Model final : public LoadedModel {
   blocks::MoeConfig moe_;
   std::optional<blocks::KdaConfig> kda_;
   cpu::Matrix embed_, final_norm_, lm_head_;
+  std::unique_ptr<vision::VisionTower> tower_;
+  vision::ProcessorConfig processor_;
+  vision::ImageTokenIds image_ids_;
   std::vector<Glm5Layer> layers_;
   std::vector<std::int64_t> slot_;        // per layer: index into the session's KDA or MLA caches
   std::vector<std::int64_t> index_slot_;  // per layer: index into the indexer caches, or -1

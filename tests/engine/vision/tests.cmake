@@ -1,0 +1,14 @@
+# Vision tests (paths relative to tests/), included by tests/CMakeLists.txt.
+day0_add_test(test_image_decode
+  SOURCES engine/vision/test_image_decode.cpp engine/vision/image_bytes.cpp
+  LABEL unit LIBS day0_engine_internal)
+target_include_directories(test_image_decode PRIVATE ${STB_INCLUDE_DIR})
+day0_add_test(test_vision_preprocess
+  SOURCES engine/vision/test_vision_preprocess.cpp
+  LABEL unit LIBS day0_engine_internal)
+day0_add_test(test_vision_tower
+  SOURCES engine/vision/test_vision_tower.cpp
+  LABEL unit LIBS day0_engine_internal)
+day0_add_test(test_vision_reference
+  SOURCES engine/vision/test_vision_reference.cpp
+  LABEL unit LIBS day0_engine_internal)
