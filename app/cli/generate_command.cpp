@@ -3,8 +3,10 @@
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "cli/image_args.h"
 #include "cli/model_args.h"
 #include "day0/engine.h"
+#include "day0/images.h"
 
 namespace day0::cli {
 namespace {
@@ -13,14 +15,21 @@ int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
                "usage: day0-cli generate --model DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
                "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop TEXT] [--ids]\n"
-               "                         [--device cpu]\n"
+               "                         [--image FILE]... [--device cpu]\n"
                "  Continues the prompt. Temperature 0 (the default) is greedy. With --ids the last line of\n"
-               "  stdout is the generated token ids, comma-separated.\n");
+               "  stdout is the generated token ids, comma-separated. With --image (PNG or JPEG, repeatable),\n"
+               "  each occurrence of the model's image token in --tokens stands for the next image.\n");
   return help ? 0 : 2;
 }
 
-int run_generate(const std::vector<std::string>& argv) {
+int run_generate(const std::vector<std::string>& argv_in) {
   std::string problem;
+  std::vector<std::string> argv = argv_in;
+  const std::vector<std::string> images = take_images(argv, &problem);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
+    return usage(false);
+  }
   const auto args = Args::parse(argv, {"help", "ids"},
                                 {"model", "tokens", "max-new-tokens", "temperature", "top-k", "top-p", "min-p", "seed",
                                  "device", "threads", "repetition-penalty", "presence-penalty", "stop"},
@@ -63,6 +72,38 @@ int run_generate(const std::vector<std::string>& argv) {
       return 2;
     }
     n.set(*v);
+  }
+  if (!images.empty()) {
+    if (args->option("stop")) {
+      std::fprintf(stderr, "day0-cli generate: --stop is not available with --image\n");
+      return 2;
+    }
+    if (args->option("device") && *args->option("device") != "cpu") {
+      std::fprintf(stderr, "day0-cli generate: images run on the CPU; use --device cpu\n");
+      return 2;
+    }
+    ImagePromptOptions options;
+    if (const auto t = args->option("threads")) {
+      const auto n = parse_integer(*t);
+      if (!n || *n < 0 || *n > 4096) {
+        std::fprintf(stderr, "day0-cli generate: --threads must be between 0 and 4096\n");
+        return 2;
+      }
+      options.threads = static_cast<int>(*n);
+    }
+    const std::vector<std::filesystem::path> paths(images.begin(), images.end());
+    auto out = image_prompt_generate(*args->option("model"), *tokens, paths, request.sampling,
+                                     request.stop.max_new_tokens, options);
+    if (!out) {
+      std::fprintf(stderr, "day0-cli generate: %s\n", out.status().message().c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "%zu prompt tokens with %zu image(s), %zu generated, stop: %s\n", out->expanded.size(),
+                 images.size(), out->generated.size(), out->stopped_at_eos ? "eos" : "max_tokens");
+    std::string ids;
+    for (std::size_t i = 0; i < out->generated.size(); ++i) ids += (i ? "," : "") + std::to_string(out->generated[i]);
+    std::printf("%s\n", ids.c_str());
+    return 0;
   }
   int exit_code = 0;
   auto opened = open_model(*args, "generate", &exit_code);

@@ -12,3 +12,7 @@ day0_add_test(test_vision_tower
 day0_add_test(test_vision_reference
   SOURCES engine/vision/test_vision_reference.cpp
   LABEL unit LIBS day0_engine_internal)
+day0_add_test(test_image_cli
+  SOURCES engine/vision/test_image_cli.cpp engine/vision/image_bytes.cpp
+  LABEL integration LIBS day0_engine_internal)
+add_dependencies(test_image_cli day0-cli)
