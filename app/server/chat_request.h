@@ -1,0 +1,52 @@
+#pragma once
+// Reading an OpenAI /v1/chat/completions request body into what the engine needs, with the
+// checks a public endpoint needs: types, ranges, counts. Knows nothing about the loaded model;
+// the server checks the model name, images and the context length against it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "day0/chat.h"
+
+namespace day0::server {
+
+// An error in OpenAI's shape: {"error": {"message", "type", "param", "code"}}.
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  // empty: null
+  std::string code;   // empty: null
+};
+std::string error_json(const ApiError& e);
+
+struct RequestLimits {
+  std::size_t max_messages = 1024;
+  std::size_t max_stop_strings = 4;
+  std::size_t max_stop_length = 512;
+};
+
+struct ChatCompletionRequest {
+  std::optional<std::string> model;
+  std::vector<ChatMessage> messages;
+  std::size_t image_count = 0;  // image parts, each a valid data URL or a readable file
+  float temperature = 1.0f;     // OpenAI's default
+  float top_p = 1.0f;
+  std::optional<std::int64_t> max_tokens;  // max_completion_tokens or max_tokens
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+// On failure returns nullopt and fills *error (status 400).
+std::optional<ChatCompletionRequest> parse_chat_request(std::string_view body, const RequestLimits& limits,
+                                                        ApiError* error);
+
+// Checks a "data:image/<type>;base64,<payload>" URL: an image media type and a payload that is
+// well-formed base64 (RFC 4648, padded). Returns the reason it is not, or nullopt when it is.
+std::optional<std::string> data_url_problem(std::string_view url);
+
+}  // namespace day0::server
