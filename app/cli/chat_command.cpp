@@ -1,5 +1,6 @@
 // day0-cli chat: an interactive, streamed conversation in the terminal. Reads prompts line by
 // line from stdin when stdin is not a terminal. Commands: /reset, /system TEXT, /quit.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "day0/chat.h"
 #include "day0/engine.h"
 #include "day0/paths.h"
+#include "remote/remote_client.h"
 #include "storage/history_store.h"
 
 namespace day0::cli {
@@ -18,13 +20,17 @@ namespace {
 
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
-               "usage: day0-cli chat --model DIR [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
+               "usage: day0-cli chat (--model DIR | --remote URL [--api-key KEY] [--remote-model NAME])\n"
+               "                     [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
                "                     [--db PATH | --no-history]\n"
                "  Type a message and press Enter; the reply streams back. /system TEXT sets the system\n"
                "  prompt (and starts over), /reset starts over, /quit ends. Reads stdin line by line when\n"
                "  it is not a terminal. The conversation is saved as it streams in the app's history\n"
-               "  database ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n");
+               "  database ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
+               "  --remote URL talks to an OpenAI-compatible server (http://host:port or a base ending in\n"
+               "  /v1) instead of a local model: --remote-model names the model (default: the first it lists),\n"
+               "  --api-key is sent as a bearer token; --top-k, --threads and --device do not apply.\n");
   return help ? 0 : 2;
 }
 
@@ -32,14 +38,14 @@ int run_chat(const std::vector<std::string>& argv) {
   std::string problem;
   const auto args = Args::parse(argv, {"help", "no-history"},
                                 {"model", "system", "temperature", "top-p", "top-k", "seed", "max-new-tokens",
-                                 "threads", "device", "db"},
+                                 "threads", "device", "db", "remote", "api-key", "remote-model"},
                                 &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli chat: %s\n", problem.c_str());
     return usage(false);
   }
   if (args->flag("help")) return usage(true);
-  if (!args->option("model")) return usage(false);
+  if (!args->option("model") == !args->option("remote")) return usage(false);
 
   Request base;
   base.sampling.temperature = 0.7f;
@@ -68,17 +74,97 @@ int run_chat(const std::vector<std::string>& argv) {
     n.set(*v);
   }
 
-  const std::string dir = *args->option("model");
-  auto formatter = ChatFormatter::load(dir);
-  if (!formatter) {
-    std::fprintf(stderr, "day0-cli chat: %s\n", formatter.status().message().c_str());
-    return 1;
+  // One turn: the reply's pieces go to `show` as they stream; returns the done or error event.
+  using ShowFn = std::function<void(const std::vector<OutputPiece>&)>;
+  std::function<Event(const std::vector<ChatMessage>&, const ShowFn&)> generate;
+  std::string dir;  // the model as the history records it: a folder, or a remote model's name
+  std::string model_type;
+  std::optional<ChatFormatter> formatter;
+  std::optional<OpenedModel> opened;
+  std::shared_ptr<Session> session;
+  std::optional<remote::RemoteClient> remote_client;
+  if (args->option("remote")) {
+    signal(SIGPIPE, SIG_IGN);  // a server that hangs up shows as a failed request
+    auto client = remote::RemoteClient::create(
+        {*args->option("remote"), args->option("api-key").value_or(""), args->option("remote-model").value_or("")});
+    if (!client) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", client.status().message().c_str());
+      return 2;
+    }
+    remote_client.emplace(std::move(*client));
+    if (!args->option("remote-model")) {
+      auto names = remote_client->list_models();
+      if (!names || names->empty()) {
+        std::fprintf(
+            stderr, "day0-cli chat: %s\n",
+            names ? "the server lists no models; name one with --remote-model" : names.status().message().c_str());
+        return 1;
+      }
+      remote_client = *remote::RemoteClient::create(
+          {*args->option("remote"), args->option("api-key").value_or(""), names->front()});
+    }
+    dir = remote_client->endpoint().model;
+    model_type = "remote, " + remote_client->endpoint().url;
+    generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
+      std::vector<remote::RemoteMessage> list;
+      for (const auto& m : messages) list.push_back({m.role, m.content, m.reasoning, {}});
+      remote::RemoteSampling sampling;
+      sampling.temperature = base.sampling.temperature;
+      sampling.top_p = base.sampling.top_p;
+      sampling.max_tokens = base.stop.max_new_tokens;
+      if (args->option("seed")) sampling.seed = base.sampling.seed;
+      auto reply = remote_client->stream_chat(list, sampling, [&](const OutputPiece& p) {
+        show({p});
+        return true;
+      });
+      Event last;
+      if (!reply) {
+        last.kind = Event::Kind::error;
+        last.reason = DoneReason::error;
+        last.status = reply.status();
+        return last;
+      }
+      last.kind = Event::Kind::done;
+      last.reason = reply->finish_reason == "length" ? DoneReason::max_tokens : DoneReason::eos;
+      last.stats.context_tokens = std::max<std::int64_t>(0, reply->prompt_tokens);
+      last.stats.generated_tokens = std::max<std::int64_t>(0, reply->completion_tokens);
+      last.stats.time_to_first_token_ms = reply->time_to_first_token_ms;
+      last.stats.decode_tokens_per_second = reply->tokens_per_second;
+      return last;
+    };
+  } else {
+    dir = *args->option("model");
+    auto loaded = ChatFormatter::load(dir);
+    if (!loaded) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", loaded.status().message().c_str());
+      return 1;
+    }
+    formatter.emplace(std::move(*loaded));
+    int exit_code = 0;
+    opened = open_model(*args, "chat", &exit_code);
+    if (!opened) return exit_code;
+    model_type = describe(*opened->model).model_type;
+    session = opened->engine->new_session(opened->model);
+    base.stop.extra_stop_ids = formatter->turn_end_ids();
+    generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
+      Event last;
+      auto context = formatter->encode(messages, true);
+      if (!context) {
+        last.kind = Event::Kind::error;
+        last.reason = DoneReason::error;
+        last.status = context.status();
+        return last;
+      }
+      Request request = base;
+      request.context = *context;
+      auto handle = opened->engine->submit(session, request, [&](const Event& e) {
+        show(e.text);
+        if (e.kind != Event::Kind::token) last = e;
+      });
+      handle->wait();
+      return last;
+    };
   }
-  int exit_code = 0;
-  auto opened = open_model(*args, "chat", &exit_code);
-  if (!opened) return exit_code;
-  auto& engine = opened->engine;
-  const std::shared_ptr<Model> model = opened->model;
   std::string system_prompt = args->option("system").value_or("");
   // The history: every message is committed as it is sent, replies while they stream.
   std::unique_ptr<storage::HistoryStore> history;
@@ -126,10 +212,8 @@ int run_chat(const std::vector<std::string>& argv) {
     return true;
   };
 
-  base.stop.extra_stop_ids = formatter->turn_end_ids();
   const bool interactive = isatty(STDIN_FILENO) != 0;
   const bool color = isatty(STDOUT_FILENO) != 0;
-  auto session = engine->new_session(model);
   std::vector<ChatMessage> messages;
   const auto reset = [&] {
     messages.clear();
@@ -138,7 +222,7 @@ int run_chat(const std::vector<std::string>& argv) {
   };
   reset();
   if (interactive)
-    std::printf("Day0 chat with %s (%s). /system TEXT, /reset, /quit.\n", dir.c_str(), describe(*model).model_type.c_str());
+    std::printf("Day0 chat with %s (%s). /system TEXT, /reset, /quit.\n", dir.c_str(), model_type.c_str());
 
   std::string line;
   while (true) {
@@ -171,14 +255,6 @@ int run_chat(const std::vector<std::string>& argv) {
       }
       reply_id = begun.value().id;
     }
-    auto context = formatter->encode(messages, true);
-    if (!context) {
-      std::fprintf(stderr, "day0-cli chat: %s\n", context.status().message().c_str());
-      messages.pop_back();
-      continue;
-    }
-    Request request = base;
-    request.context = *context;
     ChatMessage reply{"assistant", "", ""};
     OutputChannel shown = OutputChannel::answer;
     bool any = false;
@@ -202,12 +278,7 @@ int run_chat(const std::vector<std::string>& argv) {
       }
       std::fflush(stdout);
     };
-    Event last;
-    auto handle = engine->submit(session, request, [&](const Event& e) {
-      show(e.text);
-      if (e.kind != Event::Kind::token) last = e;
-    });
-    handle->wait();
+    const Event last = generate(messages, show);
     if (color) std::printf("\x1b[0m");
     std::printf("\n");
     if (reply_id) {

@@ -1,0 +1,237 @@
+// Reading OpenAI chat requests: what is accepted, and the status, param and code of what is not.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "server/chat_request.h"
+
+using day0::server::ApiError;
+using day0::server::data_url_problem;
+using day0::server::parse_chat_request;
+using day0::server::RequestLimits;
+
+namespace {
+
+ApiError rejection(const std::string& body, const RequestLimits& limits = {}) {
+  ApiError e;
+  e.status = 0;
+  const auto r = parse_chat_request(body, limits, &e);
+  return r ? ApiError{0, "accepted"} : e;
+}
+
+}  // namespace
+
+class TestChatRequest : public QObject {
+  Q_OBJECT
+ private slots:
+  void fullRequest() {
+    ApiError e;
+    const auto r = parse_chat_request(
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"developer\",\"content\":\"be brief\"},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]},"
+        "{\"role\":\"assistant\",\"content\":null,\"reasoning_content\":\"hm\"}],"
+        "\"temperature\":0.5,\"top_p\":0.9,\"max_completion_tokens\":7,\"max_tokens\":9,\"seed\":42,"
+        "\"stop\":[\"x\",\"yz\"],\"stream\":true,\"stream_options\":{\"include_usage\":true},\"n\":1}",
+        {}, &e);
+    QVERIFY2(r.has_value(), e.message.c_str());
+    QCOMPARE(*r->model, std::string("m"));
+    QCOMPARE(r->messages.size(), std::size_t{3});
+    QCOMPARE(r->messages[0].role, std::string("system"));
+    QCOMPARE(r->messages[1].content, std::string("ab"));
+    QCOMPARE(r->messages[2].reasoning, std::string("hm"));
+    QCOMPARE(r->temperature, 0.5f);
+    QCOMPARE(r->top_p, 0.9f);
+    QCOMPARE(*r->max_tokens, std::int64_t{7});  // max_completion_tokens wins over the older name
+    QCOMPARE(*r->seed, std::uint64_t{42});
+    QCOMPARE(r->stop, (std::vector<std::string>{"x", "yz"}));
+    QVERIFY(r->stream);
+    QVERIFY(r->include_usage);
+    QCOMPARE(r->image_count, std::size_t{0});
+  }
+
+  void defaults() {
+    ApiError e;
+    const auto r =
+        parse_chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stop\":\"END\"}", {}, &e);
+    QVERIFY(r.has_value());
+    QVERIFY(!r->model && !r->max_tokens && !r->seed && !r->stream);
+    QCOMPARE(r->temperature, 1.0f);
+    QCOMPARE(r->stop, std::vector<std::string>{"END"});
+  }
+
+  void rejected_data() {
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("param");
+    QTest::addColumn<QString>("code");
+    const QString m = "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]";
+    QTest::newRow("not json") << "{\"messages\": ["
+                              << ""
+                              << "invalid_json";
+    QTest::newRow("array body") << "[1,2]"
+                                << ""
+                                << "invalid_type";
+    QTest::newRow("no messages") << "{}"
+                                 << "messages"
+                                 << "missing_required_parameter";
+    QTest::newRow("messages string") << "{\"messages\":\"hi\"}"
+                                     << "messages"
+                                     << "invalid_type";
+    QTest::newRow("messages empty") << "{\"messages\":[]}"
+                                    << "messages"
+                                    << "invalid_value";
+    QTest::newRow("role number") << "{\"messages\":[{\"role\":1,\"content\":\"x\"}]}"
+                                 << "messages[0].role"
+                                 << "invalid_type";
+    QTest::newRow("role unknown") << "{\"messages\":[{\"role\":\"king\",\"content\":\"x\"}]}"
+                                  << "messages[0].role"
+                                  << "invalid_value";
+    QTest::newRow("content missing") << "{\"messages\":[{\"role\":\"user\"}]}"
+                                     << "messages[0].content"
+                                     << "missing_required_parameter";
+    QTest::newRow("content number") << "{\"messages\":[{\"role\":\"user\",\"content\":5}]}"
+                                    << "messages[0].content"
+                                    << "invalid_type";
+    QTest::newRow("part type") << "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"audio\"}]}]}"
+                               << "messages[0].content[0].type"
+                               << "invalid_value";
+    QTest::newRow("temperature string") << "{" + m + ",\"temperature\":\"hot\"}"
+                                        << "temperature"
+                                        << "invalid_type";
+    QTest::newRow("temperature high") << "{" + m + ",\"temperature\":2.5}"
+                                      << "temperature"
+                                      << "invalid_value";
+    QTest::newRow("top_p zero") << "{" + m + ",\"top_p\":0}"
+                                << "top_p"
+                                << "invalid_value";
+    QTest::newRow("max_tokens float") << "{" + m + ",\"max_tokens\":1.5}"
+                                      << "max_tokens"
+                                      << "invalid_type";
+    QTest::newRow("max_tokens zero") << "{" + m + ",\"max_tokens\":0}"
+                                     << "max_tokens"
+                                     << "invalid_value";
+    QTest::newRow("seed string") << "{" + m + ",\"seed\":\"7\"}"
+                                 << "seed"
+                                 << "invalid_type";
+    QTest::newRow("stream string") << "{" + m + ",\"stream\":\"yes\"}"
+                                   << "stream"
+                                   << "invalid_type";
+    QTest::newRow("stop number") << "{" + m + ",\"stop\":3}"
+                                 << "stop"
+                                 << "invalid_type";
+    QTest::newRow("stop five") << "{" + m + ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}"
+                               << "stop"
+                               << "invalid_value";
+    QTest::newRow("stop empty string") << "{" + m + ",\"stop\":[\"\"]}"
+                                       << "stop"
+                                       << "invalid_value";
+    QTest::newRow("n two") << "{" + m + ",\"n\":2}"
+                           << "n"
+                           << "invalid_value";
+    QTest::newRow("model number") << "{" + m + ",\"model\":3}"
+                                  << "model"
+                                  << "invalid_type";
+    QTest::newRow("bad data url") << "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+                                     "\"image_url\":{\"url\":\"data:image/png;base64,@@@@\"}}]}]}"
+                                  << "messages[0].content[0].image_url"
+                                  << "invalid_image_url";
+    QTest::newRow("http image") << "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+                                   "\"image_url\":{\"url\":\"http://example.com/a.png\"}}]}]}"
+                                << "messages[0].content[0].image_url"
+                                << "invalid_image_url";
+    QTest::newRow("missing image file") << "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+                                           "\"image_url\":\"/no/such/file.png\"}]}]}"
+                                        << "messages[0].content[0].image_url"
+                                        << "invalid_image_url";
+  }
+  void rejected() {
+    QFETCH(QString, body);
+    QFETCH(QString, param);
+    QFETCH(QString, code);
+    const ApiError e = rejection(body.toStdString());
+    QCOMPARE(e.status, 400);
+    QVERIFY(!e.message.empty());
+    QCOMPARE(QString::fromStdString(e.param), param);
+    QCOMPARE(QString::fromStdString(e.code), code);
+    // The wire shape: {"error":{"message","type","param","code"}}, param null when empty.
+    const auto j = nlohmann::json::parse(day0::server::error_json(e));
+    QVERIFY(j["error"]["message"].is_string());
+    QCOMPARE(j["error"]["type"].get<std::string>(), std::string("invalid_request_error"));
+    QVERIFY(param.isEmpty() ? j["error"]["param"].is_null() : j["error"]["param"].is_string());
+    QCOMPARE(QString::fromStdString(j["error"]["code"].get<std::string>()), code);
+  }
+
+  void messageCountLimit() {
+    RequestLimits limits;
+    limits.max_messages = 3;
+    std::string body = "{\"messages\":[";
+    for (int i = 0; i < 4; ++i) body += std::string(i ? "," : "") + "{\"role\":\"user\",\"content\":\"x\"}";
+    body += "]}";
+    QVERIFY(QString::fromStdString(rejection(body, limits).message).contains("the limit is 3"));
+  }
+
+  void images() {
+    ApiError e;
+    const auto r = parse_chat_request(
+        "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"what is this\"},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgphYmNk\"}},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"file://" DAY0_SOURCE_DIR "/README.md\"}}]}]}",
+        {}, &e);
+    QVERIFY2(r.has_value(), e.message.c_str());
+    QCOMPARE(r->image_count, std::size_t{2});
+    QCOMPARE(r->messages[0].content, std::string("what is this"));
+  }
+
+  void dataUrls() {
+    QVERIFY(!data_url_problem("data:image/png;base64,iVBORw0KGgphYmNk"));
+    QVERIFY(!data_url_problem("data:image/jpeg;base64,/9j/4A=="));
+    QVERIFY(!data_url_problem("data:image/gif;base64,R0lGODlhAQ=="));
+    QVERIFY(data_url_problem("data:text/plain;base64,aGk="));  // not an image
+    QVERIFY(data_url_problem("data:image/png,rawbytes"));      // not base64
+    QVERIFY(data_url_problem("data:image/png;base64,"));       // empty
+    QVERIFY(data_url_problem("data:image/png;base64,abc"));    // length not a multiple of 4
+    QVERIFY(data_url_problem("data:image/png;base64,ab=c"));   // padding inside
+    QVERIFY(data_url_problem("data:image/png;base64,ab c"));   // a space
+    QVERIFY(data_url_problem("data:image/png;base64,a==="));   // three padding characters
+    QVERIFY(data_url_problem("image/png;base64,aGk="));        // no scheme
+  }
+
+  // Random mutations of a valid request never crash the reader; each answer is either a request
+  // or a 400 with a message.
+  void randomMutations() {
+    const std::string valid =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}],"
+        "\"temperature\":0.5,\"max_tokens\":7,\"stop\":[\"x\"],\"stream\":true}";
+    std::mt19937 rng(7);
+    const std::string bytes = "{}[]\":,0123456789.-truefalsnl\\ \x80\xff";
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string body = valid;
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int k = 0; k < edits; ++k) {
+        const std::size_t at = rng() % body.size();
+        switch (rng() % 3) {
+          case 0:
+            body[at] = bytes[rng() % bytes.size()];
+            break;
+          case 1:
+            body.erase(at, 1 + rng() % 3);
+            break;
+          default:
+            body.insert(at, 1, bytes[rng() % bytes.size()]);
+        }
+        if (body.empty()) body = "{";
+      }
+      ApiError e;
+      e.status = 0;
+      const auto r = parse_chat_request(body, {}, &e);
+      if (!r) {
+        QCOMPARE(e.status, 400);
+        QVERIFY(!e.message.empty());
+        QVERIFY(!nlohmann::json::parse(day0::server::error_json(e), nullptr, false).is_discarded());
+      }
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestChatRequest)
+#include "test_chat_request.moc"
