@@ -31,7 +31,9 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
     } else if (devices.gpus.empty()) {
       DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, devices.gpu_problem);
     } else {
-      return arch->load_cuda(config, shared, pool, options);
+      auto loaded = arch->load_cuda(config, shared, pool, options);
+      if (loaded) return loaded;
+      DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, loaded.status().message());
     }
   }
   return arch->load(config, shared, pool, options);

@@ -32,6 +32,7 @@ class LtGemm {
   struct Plan;
   Result<Plan*> plan(std::int64_t T, std::int64_t N, std::int64_t K, bool accumulate);
 
+  const void* api_ = nullptr;  // the entry points, loaded at run time (cublaslt_gemm.cpp)
   cublasLtContext* handle_ = nullptr;
   DeviceBuffer workspace_;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, std::unique_ptr<Plan>> plans_;

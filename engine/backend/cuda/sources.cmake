@@ -5,4 +5,6 @@ target_sources(day0_engine PRIVATE
   backend/cuda/cublaslt_gemm.cpp
   backend/cuda/gpt_oss_cuda.cpp
 )
-target_link_libraries(day0_engine PRIVATE CUDA::cublasLt)
+# cuBLASLt is opened at run time (dlopen), so machines without the CUDA toolkit still start.
+target_include_directories(day0_engine PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(day0_engine PRIVATE ${CMAKE_DL_LIBS})
