@@ -226,7 +226,12 @@ StoreResult<Conversation> HistoryDb::conversation(std::int64_t id) {
 StoreResult<Conversation> HistoryDb::find_conversation(std::string_view reference) {
   const bool digits = !reference.empty() && reference.size() <= 18 &&
                       std::all_of(reference.begin(), reference.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (digits) return conversation(std::stoll(std::string(reference)));
+  // A number names a conversation by id; a UUID prefix may be all digits too, so a number
+  // that is no id is tried as a prefix (an id wins when both match).
+  if (digits) {
+    auto by_id = conversation(std::stoll(std::string(reference)));
+    if (by_id.is_ok() || reference.size() < 4) return by_id;
+  }
   const bool uuid_chars =
       reference.size() >= 4 && reference.size() <= 36 && std::all_of(reference.begin(), reference.end(), [](char c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-';

@@ -101,6 +101,15 @@ class TestHistoryDb : public QObject {
     QVERIFY(!h.find_conversation("zz").is_ok());
     QVERIFY(!h.find_conversation("%").is_ok());
     QVERIFY(!h.find_conversation("ffffffff-ffff").is_ok());
+    // A uuid prefix made only of digits is not mistaken for a conversation number that does
+    // not exist; a number that is an id still means that id.
+    QVERIFY(f.history->database()
+                .exec("UPDATE conversations SET uuid = '19216100-aaaa-4aaa-8aaa-aaaaaaaaaaaa' WHERE id = " +
+                      std::to_string(b->id))
+                .is_ok());
+    QCOMPARE(h.find_conversation("192161")->id, b->id);
+    QCOMPARE(h.find_conversation(std::to_string(a->id))->id, a->id);
+    QVERIFY(!h.find_conversation("192162").is_ok());
 
     // Errors name what is wrong.
     auto missing = h.update_conversation(42, rename);
