@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "models/architecture.h"
 #include "models/loaded_model.h"
 #include "runtime/sampler.h"
+#include "vision/image_input.h"
 
 namespace day0 {
 
@@ -44,6 +46,9 @@ class Session {
   std::shared_ptr<Model> model;
   std::unique_ptr<models::SessionState> state;
   std::vector<std::int32_t> tokens;  // what `state` holds, position by position
+  // Per position: the token, or for image rows a key of the image's pixels (vision/image_input.h).
+  std::vector<std::int64_t> keys;
+  std::map<std::uint64_t, vision::EncodedImage> images;  // encoded images by pixel hash
 };
 
 ModelSummary describe(const Model& model) {
@@ -193,6 +198,7 @@ class EngineImpl final : public Engine {
       std::lock_guard lock(m);
       if (s.is_ok()) {
         session->tokens.insert(session->tokens.end(), copy.begin(), copy.end());
+        session->keys.insert(session->keys.end(), copy.begin(), copy.end());
         result.emplace(std::move(logits));
       } else {
         result.emplace(s);
@@ -231,7 +237,10 @@ class EngineImpl final : public Engine {
     models::LoadedModel& model = *session.model->loaded;
     const std::int64_t vocab = model.vocab_size();
     GenerationStats stats;
-    stats.context_tokens = static_cast<std::int64_t>(request.context.size());
+    // Images: the context with its image tokens expanded; prefix reuse compares content keys.
+    auto prompt = vision::prepare_prompt(model, request.context, request.images, &session.images);
+    const std::vector<std::int32_t>& context = prompt ? prompt->tokens : request.context;
+    stats.context_tokens = static_cast<std::int64_t>(context.size());
     const auto fail = [&](const Status& status) {
       Event e;
       e.kind = Event::Kind::error;
@@ -241,46 +250,56 @@ class EngineImpl final : public Engine {
       emit(e);
     };
     if (request.context.empty()) return fail(error(ErrorCode::invalid_argument, "the request has no context tokens"));
+    if (!prompt) return fail(prompt.status());
     if (request.stop.max_new_tokens < 0) return fail(error(ErrorCode::invalid_argument, "max_new_tokens is negative"));
-    const std::int64_t room = model.max_context() - static_cast<std::int64_t>(request.context.size());
+    const std::int64_t room = model.max_context() - static_cast<std::int64_t>(context.size());
     if (room <= 0)
       return fail(error(ErrorCode::invalid_argument,
-                        "the conversation has " + std::to_string(request.context.size()) +
+                        "the conversation has " + std::to_string(context.size()) +
                             " tokens, the model's context holds " + std::to_string(model.max_context())));
 
     // Reuse the longest common prefix; always feed at least one token to get logits.
     std::size_t common = 0;
-    while (common < session.tokens.size() && common < request.context.size() &&
-           session.tokens[common] == request.context[common])
+    while (common < session.keys.size() && common < context.size() && session.keys[common] == prompt->keys[common])
       ++common;
-    if (common == request.context.size()) --common;
+    if (common == context.size()) --common;
     common = static_cast<std::size_t>(session.state->truncate(static_cast<std::int64_t>(common)));
     session.tokens.resize(common);
+    session.keys.resize(common);
     stats.reused_tokens = static_cast<std::int64_t>(common);
 
     const auto start = Clock::now();
     std::vector<float> logits(static_cast<std::size_t>(vocab));
     // Plain greedy decoding picks each token where the logits are (a GPU), without copying them.
     const Sampling& sampling = request.sampling;
-    const bool device_greedy = model.argmax_on_device() && sampling.temperature <= 0.0f &&
+    const bool device_greedy = !prompt->has_images() && model.argmax_on_device() && sampling.temperature <= 0.0f &&
                                sampling.repetition_penalty == 1.0f && sampling.presence_penalty == 0.0f;
     std::int32_t device_next = -1;
     std::size_t fed = common;
-    while (fed < request.context.size()) {
+    while (fed < context.size()) {
       if (handle.cancelled.load()) break;
       // Tokens per prefill step (the model's choice); cancel is checked between steps.
       const auto step = static_cast<std::size_t>(std::max<std::int64_t>(1, model.prefill_chunk()));
-      const std::size_t n = std::min<std::size_t>(step, request.context.size() - fed);
-      const std::span<const std::int32_t> chunk(request.context.data() + fed, n);
-      const bool last = fed + n == request.context.size();
+      const std::size_t n = std::min<std::size_t>(step, context.size() - fed);
+      const std::span<const std::int32_t> chunk(context.data() + fed, n);
+      const bool last = fed + n == context.size();
       if (last && device_greedy) {
         auto next = model.forward_argmax(*session.state, chunk);
         if (!next) return fail(next.status());
         device_next = *next;
+      } else if (prompt->has_images()) {
+        const auto from = static_cast<std::int64_t>(fed);
+        if (Status s = vision::forward_with_images(*prompt->model, *session.state, context, prompt->where,
+                                                   prompt->images, from, from + static_cast<std::int64_t>(n),
+                                                   last ? 1 : 0, logits.data(), nullptr);
+            !s.is_ok())
+          return fail(s);
       } else if (Status s = model.forward(*session.state, chunk, last ? 1 : 0, logits.data(), nullptr); !s.is_ok()) {
         return fail(s);
       }
       session.tokens.insert(session.tokens.end(), chunk.begin(), chunk.end());
+      session.keys.insert(session.keys.end(), prompt->keys.begin() + static_cast<std::ptrdiff_t>(fed),
+                          prompt->keys.begin() + static_cast<std::ptrdiff_t>(fed + n));
       fed += n;
     }
     stats.prefilled_tokens = static_cast<std::int64_t>(fed - common);
@@ -302,8 +321,8 @@ class EngineImpl final : public Engine {
       decoder.emplace(*owner.tokenizer, /*skip_special_tokens=*/false);
       if (owner.formatter) {
         // The prompt's end tells whether the turn opens inside a think block.
-        const std::size_t tail = std::min<std::size_t>(request.context.size(), 8);
-        std::vector<std::uint32_t> last(request.context.end() - static_cast<std::ptrdiff_t>(tail), request.context.end());
+        const std::size_t tail = std::min<std::size_t>(context.size(), 8);
+        std::vector<std::uint32_t> last(context.end() - static_cast<std::ptrdiff_t>(tail), context.end());
         splitter.emplace(owner.formatter->output_splitter(owner.tokenizer->decode(last)));
       }
     }
@@ -391,6 +410,7 @@ class EngineImpl final : public Engine {
         return fail(s);
       }
       session.tokens.push_back(token);
+      session.keys.push_back(token);
     }
     if (stats.generated_tokens > 1) {
       const double decode_ms = ms_since(decode_start);

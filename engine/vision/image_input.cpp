@@ -1,5 +1,7 @@
 #include "vision/image_input.h"
 
+#include "io/image_decode.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -119,6 +121,46 @@ Status forward_with_images(ImageInputModel& model, models::SessionState& state, 
     std::memcpy(emb.data() + (p - from) * H, im.features.data() + r * H, static_cast<std::size_t>(H) * sizeof(float));
   }
   return model.forward_embeddings(state, emb.data(), T, logit_rows, logits, trace);
+}
+
+Result<PreparedPrompt> prepare_prompt(models::LoadedModel& model, std::span<const std::int32_t> context,
+                                      const std::vector<std::filesystem::path>& files,
+                                      std::map<std::uint64_t, EncodedImage>* cache) {
+  PreparedPrompt p;
+  if (files.empty()) {
+    p.tokens.assign(context.begin(), context.end());
+    p.keys.assign(context.begin(), context.end());
+    return p;
+  }
+  p.model = image_input(model);
+  if (p.model == nullptr || p.model->image_tokens().image < 0)
+    return error(ErrorCode::unsupported, "this model takes no images");
+  constexpr std::size_t kCachedImages = 16;
+  std::vector<std::int64_t> counts;
+  for (const auto& file : files) {
+    DAY0_ASSIGN_OR_RETURN(const io::RgbImage rgb, io::load_image_file(file));
+    DAY0_ASSIGN_OR_RETURN(const VisionInput input, preprocess_image(rgb, p.model->processor()));
+    const std::uint64_t hash = hash_vision_input(input);
+    if (cache) {
+      if (auto it = cache->find(hash); it != cache->end()) {
+        counts.push_back(it->second.tokens);
+        p.images.push_back(it->second);
+        continue;
+      }
+    }
+    DAY0_ASSIGN_OR_RETURN(EncodedImage enc, p.model->encode_image(input, nullptr));
+    counts.push_back(enc.tokens);
+    if (cache) {
+      if (cache->size() >= kCachedImages) cache->clear();
+      cache->emplace(hash, enc);
+    }
+    p.images.push_back(std::move(enc));
+  }
+  const std::int32_t image_token = p.model->image_tokens().image;
+  DAY0_ASSIGN_OR_RETURN(p.tokens, expand_image_placeholders(context, image_token, counts));
+  DAY0_ASSIGN_OR_RETURN(p.where, locate_image_rows(p.tokens, image_token, p.images));
+  p.keys = history_keys(p.tokens, p.where, p.images);
+  return p;
 }
 
 }  // namespace day0::vision

@@ -6,6 +6,8 @@
 //
 // Models that take images implement ImageInputModel beside LoadedModel; image_input() finds it.
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -79,5 +81,22 @@ inline ImageInputModel* image_input(models::LoadedModel& model) { return dynamic
 Status forward_with_images(ImageInputModel& model, models::SessionState& state, std::span<const std::int32_t> expanded,
                            const ImagePositions& where, std::span<const EncodedImage> images, std::int64_t from,
                            std::int64_t to, std::int64_t logit_rows, float* logits, models::ForwardTrace* trace);
+
+// A request's context made ready to feed: image tokens expanded, per-position keys for prefix
+// reuse (history_keys), and the encoded images. Without images, tokens and keys are the context.
+struct PreparedPrompt {
+  std::vector<std::int32_t> tokens;
+  std::vector<std::int64_t> keys;
+  ImagePositions where;
+  std::vector<EncodedImage> images;
+  ImageInputModel* model = nullptr;
+  bool has_images() const { return !images.empty(); }
+};
+
+// Decodes, preprocesses and encodes `files` in order (reusing `cache`, keyed by the preprocessed
+// pixels' hash, when given) and expands the context's image tokens.
+Result<PreparedPrompt> prepare_prompt(models::LoadedModel& model, std::span<const std::int32_t> context,
+                                      const std::vector<std::filesystem::path>& files,
+                                      std::map<std::uint64_t, EncodedImage>* cache);
 
 }  // namespace day0::vision

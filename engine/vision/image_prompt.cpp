@@ -17,10 +17,7 @@ namespace {
 struct Prepared {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<models::LoadedModel> model;
-  vision::ImageInputModel* images = nullptr;
-  std::vector<vision::EncodedImage> encoded;
-  std::vector<std::int32_t> expanded;
-  vision::ImagePositions where;
+  vision::PreparedPrompt prompt;
 };
 
 Result<Prepared> prepare(const std::filesystem::path& dir, std::span<const std::int32_t> tokens,
@@ -29,21 +26,22 @@ Result<Prepared> prepare(const std::filesystem::path& dir, std::span<const std::
   Prepared p;
   p.pool = std::make_unique<ThreadPool>(static_cast<std::size_t>(std::max(options.threads, 0)));
   DAY0_ASSIGN_OR_RETURN(p.model, models::load_model(dir, *p.pool));
-  p.images = vision::image_input(*p.model);
-  if (p.images == nullptr || p.images->image_tokens().image < 0)
-    return error(ErrorCode::unsupported, dir.string() + ": this model takes no images");
-  std::vector<std::int64_t> counts;
-  for (const auto& path : images) {
-    DAY0_ASSIGN_OR_RETURN(const io::RgbImage rgb, io::load_image_file(path));
-    DAY0_ASSIGN_OR_RETURN(const vision::VisionInput input, vision::preprocess_image(rgb, p.images->processor()));
-    DAY0_ASSIGN_OR_RETURN(vision::EncodedImage enc, p.images->encode_image(input, nullptr));
-    counts.push_back(enc.tokens);
-    p.encoded.push_back(std::move(enc));
+  if (images.empty()) {
+    // Each image token must have an image: without any, the prompt is checked as with images.
+    auto* im = vision::image_input(*p.model);
+    if (im != nullptr && std::find(tokens.begin(), tokens.end(), im->image_tokens().image) != tokens.end())
+      return error(ErrorCode::invalid_argument, "the prompt has image tokens but no images were given");
   }
-  const std::int32_t image_token = p.images->image_tokens().image;
-  DAY0_ASSIGN_OR_RETURN(p.expanded, vision::expand_image_placeholders(tokens, image_token, counts));
-  DAY0_ASSIGN_OR_RETURN(p.where, vision::locate_image_rows(p.expanded, image_token, p.encoded));
+  DAY0_ASSIGN_OR_RETURN(p.prompt, vision::prepare_prompt(*p.model, tokens, images, nullptr));
   return p;
+}
+
+// Feeds the prepared prompt (with or without images) and writes the last `rows` logits.
+Status feed(Prepared& p, models::SessionState& state, std::int64_t rows, float* logits) {
+  const auto T = static_cast<std::int64_t>(p.prompt.tokens.size());
+  if (!p.prompt.has_images()) return p.model->forward(state, p.prompt.tokens, rows, logits, nullptr);
+  return vision::forward_with_images(*p.prompt.model, state, p.prompt.tokens, p.prompt.where, p.prompt.images, 0, T,
+                                     rows, logits, nullptr);
 }
 
 void collect_eos(const nlohmann::json& j, std::vector<std::int32_t>* ids) {
@@ -68,12 +66,11 @@ Result<ImagePromptLogits> image_prompt_logits(const std::filesystem::path& model
   DAY0_ASSIGN_OR_RETURN(Prepared p, prepare(model_dir, tokens, images, options));
   ImagePromptLogits out;
   out.vocab = p.model->vocab_size();
-  const auto T = static_cast<std::int64_t>(p.expanded.size());
+  const auto T = static_cast<std::int64_t>(p.prompt.tokens.size());
   out.logits.resize(static_cast<std::size_t>(T * out.vocab));
   auto state = p.model->new_state();
-  DAY0_RETURN_IF_ERROR(vision::forward_with_images(*p.images, *state, p.expanded, p.where, p.encoded, 0, T, T,
-                                                   out.logits.data(), nullptr));
-  out.expanded = std::move(p.expanded);
+  DAY0_RETURN_IF_ERROR(feed(p, *state, T, out.logits.data()));
+  out.expanded = std::move(p.prompt.tokens);
   return out;
 }
 
@@ -92,15 +89,14 @@ Result<ImagePromptGeneration> image_prompt_generate(const std::filesystem::path&
   if (std::filesystem::exists(model_dir / "generation_config.json", ec))
     if (auto g = io::read_json_file(model_dir / "generation_config.json", 1 << 20)) collect_eos(*g, &eos);
 
-  const auto T = static_cast<std::int64_t>(p.expanded.size());
+  const auto T = static_cast<std::int64_t>(p.prompt.tokens.size());
   const std::int64_t V = p.model->vocab_size();
   std::vector<float> logits(static_cast<std::size_t>(V));
   auto state = p.model->new_state();
-  DAY0_RETURN_IF_ERROR(
-      vision::forward_with_images(*p.images, *state, p.expanded, p.where, p.encoded, 0, T, 1, logits.data(), nullptr));
+  DAY0_RETURN_IF_ERROR(feed(p, *state, 1, logits.data()));
   ImagePromptGeneration out;
   runtime::Sampler sampler(sampling);
-  std::vector<std::int32_t> seen = p.expanded;
+  std::vector<std::int32_t> seen = p.prompt.tokens;
   const std::int64_t room = p.model->max_context() - T;
   for (std::int64_t i = 0; i < std::min(max_new_tokens, room); ++i) {
     const std::int32_t next = sampler.sample(logits, seen);
@@ -114,7 +110,7 @@ Result<ImagePromptGeneration> image_prompt_generate(const std::filesystem::path&
     const std::int32_t one[1] = {next};
     DAY0_RETURN_IF_ERROR(p.model->forward(*state, one, 1, logits.data(), nullptr));
   }
-  out.expanded = std::move(p.expanded);
+  out.expanded = std::move(p.prompt.tokens);
   return out;
 }
 

@@ -64,6 +64,10 @@ struct Request {
   // prefix with what it already holds, so a follow-up turn prefills only the new tokens, and an
   // edited or regenerated turn prefills from where it differs.
   std::vector<std::int32_t> context;
+  // Images (PNG or JPEG files) for models that take them: each occurrence of the model's image
+  // token in `context` stands for the next image, earlier turns' images included. The session
+  // reuses its cache only up to the first image whose pixels differ from what it holds.
+  std::vector<std::filesystem::path> images;
   Sampling sampling;
   StopRules stop;
 };

@@ -16,3 +16,7 @@ day0_add_test(test_image_cli
   SOURCES engine/vision/test_image_cli.cpp engine/vision/image_bytes.cpp
   LABEL integration LIBS day0_engine_internal)
 add_dependencies(test_image_cli day0-cli)
+day0_add_test(test_image_engine
+  SOURCES engine/vision/test_image_engine.cpp engine/vision/image_bytes.cpp
+  LABEL integration LIBS day0_engine_internal)
+add_dependencies(test_image_engine day0-cli)
