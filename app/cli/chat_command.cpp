@@ -1,9 +1,10 @@
 // day0-cli chat: an interactive, streamed conversation in the terminal. Reads prompts line by
-// line from stdin when stdin is not a terminal. Commands: /reset, /system TEXT, /quit.
+// line from stdin when stdin is not a terminal. Commands: /reset, /system TEXT, /image PATH, /quit.
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/cli_args.h"
@@ -25,7 +26,8 @@ int usage(bool help) {
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
                "                     [--db PATH | --no-history]\n"
                "  Type a message and press Enter; the reply streams back. /system TEXT sets the system\n"
-               "  prompt (and starts over), /reset starts over, /quit ends. Reads stdin line by line when\n"
+               "  prompt (and starts over), /reset starts over, /quit ends. /image PATH (PNG or JPEG) attaches\n"
+               "  an image to the next message (models that take images). Reads stdin line by line when\n"
                "  it is not a terminal. The conversation is saved as it streams in the app's history\n"
                "  database ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
                "  --remote URL talks to an OpenAI-compatible server (http://host:port or a base ending in\n"
@@ -48,6 +50,9 @@ int run_chat(const std::vector<std::string>& argv) {
   if (!args->option("model") == !args->option("remote")) return usage(false);
 
   Request base;
+  // The conversation's images in order (earlier turns' stay); `pending` go with the next message.
+  std::vector<std::filesystem::path> images;
+  std::size_t pending = 0;
   base.sampling.temperature = 0.7f;
   base.sampling.top_p = 0.95f;
   base.stop.max_new_tokens = 1024;
@@ -157,6 +162,7 @@ int run_chat(const std::vector<std::string>& argv) {
       }
       Request request = base;
       request.context = *context;
+      request.images = images;
       auto handle = opened->engine->submit(session, request, [&](const Event& e) {
         show(e.text);
         if (e.kind != Event::Kind::token) last = e;
@@ -217,6 +223,8 @@ int run_chat(const std::vector<std::string>& argv) {
   std::vector<ChatMessage> messages;
   const auto reset = [&] {
     messages.clear();
+    images.clear();
+    pending = 0;
     conversation_id = 0;
     if (!system_prompt.empty()) messages.push_back({"system", system_prompt, ""});
   };
@@ -243,7 +251,21 @@ int run_chat(const std::vector<std::string>& argv) {
       std::printf("(system prompt %s; conversation cleared)\n", system_prompt.empty() ? "removed" : "set");
       continue;
     }
+    if (line.rfind("/image ", 0) == 0) {
+      std::error_code ec;
+      const std::filesystem::path path = line.substr(7);
+      if (args->option("remote") || !std::filesystem::is_regular_file(path, ec)) {
+        std::printf("(%s)\n", args->option("remote") ? "images are not sent to a remote server" : "no such image file");
+        continue;
+      }
+      images.push_back(path);
+      ++pending;
+      std::printf("(image attached to the next message)\n");
+      continue;
+    }
     if (line.empty()) continue;
+    // Each attached image as the model's image markers before the text (GLM: begin, image, end).
+    for (; pending > 0; --pending) line = "<|begin_of_image|><|image|><|end_of_image|>" + line;
     messages.push_back({"user", line, ""});
     if (!store_message(storage::Role::user, line)) return 1;
     std::optional<std::int64_t> reply_id;
