@@ -2,10 +2,13 @@
 // committed tiny glm5_next checkpoint. Skipped while tests/data/reference/glm5_vision/ is absent.
 //   resize stage (pixels_*): canvas and content sizes equal; the 8-bit resized content equal to
 //     torch's antialiased bicubic except where float rounding of a .5 boundary differs (at most
-//     1 step, at most 0.5% of values); pixel_values within one 8-bit step (1/255/std);
+//     1 step, at most 0.5% of values); pixel_values within four 8-bit steps (4/255/std): the
+//     processor resizes 8-bit images with torch's integer (fixed-point) kernel, which differs from
+//     the float32 one by up to ~3 steps (measured 0.03-0.045 after normalisation);
 //   image prompts: pixel_values (aligned: no resize) within 1e-6; each vision dump and the image
 //     features rel L2 <= 1e-4; logits per row rel L2 <= 1e-3 (typical <= 1e-4 reported);
-//     greedy tokens identical.
+//     greedy tokens identical. The resized image's prompt runs on the processor's pixel_values
+//     (features from Day0's own resize are reported and must be within 5e-2).
 #include <QtTest>
 
 #include "engine/models/glm5_test_util.h"
@@ -82,7 +85,7 @@ class TestVisionReference : public QObject {
     for (std::size_t i = 0; i < pixel_values.size(); ++i)
       pv_worst = std::max(pv_worst, std::abs(v->pixel_values[i] - pixel_values[i]));
     qInfo("%s: pixel_values max |diff| %g", file_stem.c_str(), pv_worst);
-    QVERIFY(pv_worst <= 1.0f / 255.0f / 0.26f + 1e-5f);
+    QVERIFY(pv_worst <= 4.0f / 255.0f / 0.26f);
   }
 
   void check_prompt(const std::string& name, const std::vector<std::string>& image_names, bool aligned) {
@@ -103,7 +106,18 @@ class TestVisionReference : public QObject {
       float worst = 0;
       for (std::size_t i = 0; i < pv.size(); ++i) worst = std::max(worst, std::abs(in->pixel_values[i] - pv[i]));
       qInfo("%s image %zu: pixel_values max |diff| %g", name.c_str(), k, worst);
-      QVERIFY(worst <= (aligned ? 1e-6f : 1.0f / 255.0f / 0.26f + 1e-5f));
+      QVERIFY(worst <= (aligned ? 1e-6f : 4.0f / 255.0f / 0.26f));
+      if (!aligned) {
+        // Our own resize gives features within a few percent (the processor's 8-bit resize kernel
+        // differs, see above); the tower and the joining are checked exactly on its pixels.
+        auto own = images_->encode_image(*in, nullptr);
+        QVERIFY(own.is_ok());
+        const auto ref_features = read_tensor(file, "vision." + tag + ".merger");
+        const double e = rel_l2(own->features, ref_features);
+        qInfo("%s image %zu: features from Day0's own resize, rel L2 %.3g", name.c_str(), k, e);
+        QVERIFY(e <= 5e-2);
+        in->pixel_values = pv;
+      }
       day0::models::ForwardTrace trace;
       auto enc = images_->encode_image(*in, &trace);
       QVERIFY2(enc.is_ok(), enc.status().message().c_str());
@@ -112,7 +126,7 @@ class TestVisionReference : public QObject {
         QVERIFY2(ref.size() == ours.size(), key.c_str());
         const double e = rel_l2(ours, ref);
         qInfo("%s image %zu %s: rel L2 %.3g", name.c_str(), k, key.c_str(), e);
-        QVERIFY2(e <= (aligned ? 1e-4 : 1e-2), key.c_str());
+        QVERIFY2(e <= 1e-4, key.c_str());
       }
       counts.push_back(enc->tokens);
       ims.push_back(std::move(*enc));
@@ -134,8 +148,7 @@ class TestVisionReference : public QObject {
     const double worst =
         day0::test::max_rel_l2(logits.data(), ref.data(), static_cast<std::size_t>(T), static_cast<std::size_t>(V));
     qInfo("%s: logits max row rel L2 %.3g over %lld rows", name.c_str(), worst, static_cast<long long>(T));
-    QVERIFY(worst <= (aligned ? 1e-3 : 1e-2));
-    if (!aligned) return;
+    QVERIFY(worst <= 1e-3);
     // Greedy continuation with the cache after the prompt.
     const auto greedy = day0::test::read_ids(file, "greedy_ids");
     std::vector<float> last(logits.end() - V, logits.end());
