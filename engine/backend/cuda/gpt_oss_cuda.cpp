@@ -300,6 +300,10 @@ class GptOssCuda final : public models::LoadedModel {
   Status run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
              ForwardTrace* trace);
   Status prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace);
+  // Layer l's RoPE (T tokens from the fused q/k/v rows into q_ and the session's cache) and
+  // attention arguments, the same for prefill and decode.
+  k::RopeQkvArgs rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const;
+  k::AttentionArgs attention_args(const CudaState& st, std::int64_t l) const;
   Status record_decode(CudaState& st);
   Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
   Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
@@ -527,6 +531,35 @@ Status GptOssCuda::trace_copy(ForwardTrace* trace, const std::string& name, cons
 
 #define DAY0_K(expr, what) DAY0_CUDA_RETURN_IF_ERROR(expr, what)
 
+k::RopeQkvArgs GptOssCuda::rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const {
+  k::RopeQkvArgs r;
+  r.qkv = qkv_.as<float>();
+  r.T = T;
+  r.heads = static_cast<int>(s_.heads);
+  r.kv_heads = static_cast<int>(s_.kv_heads);
+  r.head_dim = static_cast<int>(s_.head_dim);
+  r.inv_freq = inv_freq_.as<float>();
+  r.attention_factor = rope_.attention_factor;
+  r.position = pos_dev_.as<std::int32_t>();
+  r.q_out = q_.as<std::uint16_t>();
+  r.k_cache = st.k_layer(l);
+  r.v_cache = st.v_layer(l);
+  return r;
+}
+
+k::AttentionArgs GptOssCuda::attention_args(const CudaState& st, std::int64_t l) const {
+  k::AttentionArgs a;
+  a.heads = static_cast<int>(s_.heads);
+  a.kv_heads = static_cast<int>(s_.kv_heads);
+  a.head_dim = static_cast<int>(s_.head_dim);
+  a.window = s_.sliding[static_cast<std::size_t>(l)] ? s_.sliding_window : 0;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(s_.head_dim));
+  a.sinks = layers_[static_cast<std::size_t>(l)].sinks.as<float>();
+  a.k_cache = st.k_layer(l);
+  a.v_cache = st.v_layer(l);
+  return a;
+}
+
 // One prefill pass of T <= chunk tokens at positions pos0..; tokens already in tokens_dev_ and
 // pos0 in pos_dev_. Leaves the final-normed rows in hb_ (bf16) and hf_ (fp32).
 Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace) {
@@ -549,29 +582,9 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
     DAY0_RETURN_IF_ERROR(gemm_->linear(L.wqkv.as<std::uint16_t>(), hb, qkv_.as<float>(), T, s_.qkv_dim(), H, false, s));
     DAY0_K(k::add_bias_rows(qkv_.as<float>(), L.bqkv.as<float>(), T, s_.qkv_dim(), s), "qkv bias");
     pt.mark(s, PhaseTimer::qkv);
-    k::RopeQkvArgs r;
-    r.qkv = qkv_.as<float>();
-    r.T = T;
-    r.heads = static_cast<int>(s_.heads);
-    r.kv_heads = static_cast<int>(s_.kv_heads);
-    r.head_dim = static_cast<int>(s_.head_dim);
-    r.inv_freq = inv_freq_.as<float>();
-    r.attention_factor = rope_.attention_factor;
-    r.position = pos_dev_.as<std::int32_t>();
-    r.q_out = q_.as<std::uint16_t>();
-    r.k_cache = st.k_layer(l);
-    r.v_cache = st.v_layer(l);
-    DAY0_K(k::rope_qkv(r, s), "RoPE");
+    DAY0_K(k::rope_qkv(rope_args(st, l, T), s), "RoPE");
     pt.mark(s, PhaseTimer::rope);
-    k::AttentionArgs a;
-    a.heads = r.heads;
-    a.kv_heads = r.kv_heads;
-    a.head_dim = r.head_dim;
-    a.window = s_.sliding[static_cast<std::size_t>(l)] ? s_.sliding_window : 0;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(s_.head_dim));
-    a.sinks = L.sinks.as<float>();
-    a.k_cache = st.k_layer(l);
-    a.v_cache = st.v_layer(l);
+    const k::AttentionArgs a = attention_args(st, l);
     DAY0_K(k::attention_prefill(a, q_.as<std::uint16_t>(), T, pos0, attn_.as<std::uint16_t>(), s), "attention");
     pt.mark(s, PhaseTimer::attention);
     if (trace) {
@@ -719,29 +732,9 @@ Status GptOssCuda::record_decode(CudaState& st) {
                         s),
            "qkv");
     pt.mark(s, PhaseTimer::qkv);
-    k::RopeQkvArgs r;
-    r.qkv = qkv_.as<float>();
-    r.T = 1;
-    r.heads = static_cast<int>(s_.heads);
-    r.kv_heads = static_cast<int>(s_.kv_heads);
-    r.head_dim = static_cast<int>(s_.head_dim);
-    r.inv_freq = inv_freq_.as<float>();
-    r.attention_factor = rope_.attention_factor;
-    r.position = pos_dev_.as<std::int32_t>();
-    r.q_out = q_.as<std::uint16_t>();
-    r.k_cache = st.k_layer(l);
-    r.v_cache = st.v_layer(l);
-    DAY0_K(k::rope_qkv(r, s), "RoPE");
+    DAY0_K(k::rope_qkv(rope_args(st, l, 1), s), "RoPE");
     pt.mark(s, PhaseTimer::rope);
-    k::AttentionArgs a;
-    a.heads = r.heads;
-    a.kv_heads = r.kv_heads;
-    a.head_dim = r.head_dim;
-    a.window = s_.sliding[static_cast<std::size_t>(l)] ? s_.sliding_window : 0;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(s_.head_dim));
-    a.sinks = L.sinks.as<float>();
-    a.k_cache = st.k_layer(l);
-    a.v_cache = st.v_layer(l);
+    const k::AttentionArgs a = attention_args(st, l);
     DAY0_K(k::attention_decode(a, q_.as<std::uint16_t>(), len_dev_.as<std::int32_t>(), kDecodeSplits,
                                partial_.as<float>(), attn_f32_.as<float>(), s),
            "attention");
