@@ -88,6 +88,9 @@ class TestGuiWindow : public QObject {
     QSignalSpy finished(app_->chat(), &ChatController::replyFinished);
     QVERIFY(app_->chat()->send("Go on and on"));
     QVERIFY(started.wait(kWaitMs));
+    // The Esc shortcut is enabled by `generating`; press it once the window can see that.
+    QTRY_VERIFY(app_->chat()->generating());
+    window_->contentItem()->forceActiveFocus();
     QTest::keyClick(window_, Qt::Key_Escape);
     QVERIFY(finished.wait(kWaitMs));
     MessageListModel* m = app_->chat()->messages();
