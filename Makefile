@@ -2,6 +2,7 @@
 #   make run   install what is missing, build Release, start the Day0 window
 #   make test  install what is missing, build the test configuration, run every test (ctest)
 #   make package  build Release and the Debian package (build/package/day0_<version>_<arch>.deb)
+#   make test-asan / test-tsan  the sanitizer builds (CPU only, build-asan/ and build-tsan/)
 # Both work on a fresh Debian 12 machine; tools/install-deps.sh installs the Debian packages.
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -9,14 +10,19 @@ BUILD_DIR ?= build
 CMAKE ?= cmake
 CTEST ?= ctest
 CPACK ?= cpack
+ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
 
-.PHONY: run test build build-test package deps format format-check clean help
+.PHONY: run test build build-test package deps format format-check clean help \
+	build-asan test-asan build-tsan test-tsan
 
 help:
 	@echo "make run          install dependencies, build Release, start the app"
 	@echo "make test         install dependencies, build and run all tests"
 	@echo "make build        build Release without starting the app"
 	@echo "make package      build Release and the Debian package in $(BUILD_DIR)/package"
+	@echo "make test-asan    build with ASan+UBSan (CPU only) and run every test"
+	@echo "make test-tsan    build with TSan (CPU only) and run the tests that use threads"
 	@echo "make format       clang-format the C++ sources"
 	@echo "make clean        remove the build folder"
 
@@ -49,6 +55,22 @@ build-test: deps
 
 test: build-test
 	QT_QPA_PLATFORM=offscreen $(CTEST) --preset test -j $(JOBS)
+
+# Sanitizer runs. The presets (CMakePresets.json) hold the flags, the ASAN_/UBSAN_/LSAN_/TSAN_OPTIONS
+# and, for tsan, the regex of the tests that exercise threads; tools/sanitizers/ the suppressions.
+build-asan: deps
+	$(CMAKE) --preset asan -B $(ASAN_BUILD_DIR)
+	$(CMAKE) --build $(ASAN_BUILD_DIR) -j $(JOBS)
+
+test-asan: build-asan
+	$(CTEST) --preset asan --test-dir $(ASAN_BUILD_DIR) -j $(JOBS)
+
+build-tsan: deps
+	$(CMAKE) --preset tsan -B $(TSAN_BUILD_DIR)
+	$(CMAKE) --build $(TSAN_BUILD_DIR) -j $(JOBS)
+
+test-tsan: build-tsan
+	$(CTEST) --preset tsan --test-dir $(TSAN_BUILD_DIR) -j $(JOBS)
 
 format:
 	@git ls-files '*.h' '*.cpp' '*.cu' | xargs clang-format -i
