@@ -56,21 +56,22 @@ build-test: deps
 test: build-test
 	QT_QPA_PLATFORM=offscreen $(CTEST) --preset test -j $(JOBS)
 
-# Sanitizer runs. The presets (CMakePresets.json) hold the flags, the ASAN_/UBSAN_/LSAN_/TSAN_OPTIONS
-# and, for tsan, the regex of the tests that exercise threads; tools/sanitizers/ the suppressions.
+# Sanitizer runs. The asan and tsan presets hold the flags; tests/sanitizers.cmake gives every test
+# its ASAN_/UBSAN_/LSAN_/TSAN_OPTIONS and labels `tsan` the tests that exercise threads;
+# tools/sanitizers/ holds the suppressions. The build folders may be moved (ASAN_BUILD_DIR=...).
 build-asan: deps
 	$(CMAKE) --preset asan -B $(ASAN_BUILD_DIR)
 	$(CMAKE) --build $(ASAN_BUILD_DIR) -j $(JOBS)
 
 test-asan: build-asan
-	$(CTEST) --preset asan --test-dir $(ASAN_BUILD_DIR) -j $(JOBS)
+	cd $(ASAN_BUILD_DIR) && $(CTEST) --output-on-failure -j $(JOBS)
 
 build-tsan: deps
 	$(CMAKE) --preset tsan -B $(TSAN_BUILD_DIR)
 	$(CMAKE) --build $(TSAN_BUILD_DIR) -j $(JOBS)
 
 test-tsan: build-tsan
-	$(CTEST) --preset tsan --test-dir $(TSAN_BUILD_DIR) -j $(JOBS)
+	cd $(TSAN_BUILD_DIR) && $(CTEST) --output-on-failure -L '^tsan$$' -j $(JOBS)
 
 format:
 	@git ls-files '*.h' '*.cpp' '*.cu' | xargs clang-format -i
