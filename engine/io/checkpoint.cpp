@@ -28,7 +28,7 @@ Result<CheckpointIndex> parse_checkpoint_index(std::string_view text, const std:
   json root;
   try {
     root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return corrupt(file, std::string("not valid UTF-8 JSON (") + e.what() + ")");
   }
   if (!root.is_object()) return corrupt(file, "not a JSON object");

@@ -25,7 +25,7 @@ Result<std::string> read_text_file(const std::filesystem::path& path, std::uint6
 Result<nlohmann::json> parse_json(std::string_view text, const std::string& origin) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return error(ErrorCode::corrupt_data, origin + " is not valid UTF-8 JSON (" + e.what() + ")");
   }
 }

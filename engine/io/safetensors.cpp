@@ -37,7 +37,7 @@ Result<json> parse_json_strict(std::string_view text, const std::string& file) {
   json parsed;
   try {
     parsed = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return corrupt(file, std::string("the header is not valid UTF-8 JSON (") + e.what() + ")");
   }
   if (!duplicate.empty()) return corrupt(file, "the header names \"" + duplicate + "\" twice");
