@@ -11,7 +11,9 @@
 namespace day0::io {
 
 Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO put in place of a shard must not wait for a writer; the file
+  // is then refused below as not regular. It has no effect on regular files.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     return error(err == ENOENT ? ErrorCode::not_found : ErrorCode::io_error,

@@ -220,6 +220,17 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
     for (std::int64_t i = 0; i < kda_layers_; ++i) state->kda.push_back(blocks::new_kda_state(*kda_));
     return state;
   }
+  std::uint64_t state_bytes(std::int64_t tokens) const override {
+    // Per position: the MLA latent of each DSA layer, the indexer's key and gate rows and its
+    // pooled keys. Fixed: the KDA state of each KDA layer, kept with its snapshots.
+    const std::int64_t pooled = indexer_.head_dim / std::max<std::int64_t>(1, indexer_.kpool);
+    const std::int64_t per_token = mla_layers_ * s_.kv_lora + indexer_layers_ * (2 * indexer_.head_dim + pooled);
+    std::uint64_t fixed = 0;
+    if (kda_layers_ > 0)
+      fixed = static_cast<std::uint64_t>(kda_layers_) * blocks::new_kda_state(*kda_).bytes() *
+              (1 + kPromptSnapshots + kStepSnapshots);
+    return fixed + static_cast<std::uint64_t>(per_token * tokens) * sizeof(float);
+  }
 
   Status forward(SessionState& base_state, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
                  ForwardTrace* trace) override {

@@ -223,6 +223,12 @@ class GptOssModel final : public LoadedModel {
   std::unique_ptr<SessionState> new_state() const override {
     return std::make_unique<GptOssState>(s_, options_.kv_page_tokens);
   }
+  std::uint64_t state_bytes(std::int64_t tokens) const override {
+    // Keys and values of every layer (sliding ones too), fp32, in whole pages.
+    const std::int64_t page = std::max<std::int64_t>(1, options_.kv_page_tokens);
+    const std::int64_t positions = (tokens + page - 1) / page * page;
+    return static_cast<std::uint64_t>(2 * s_.layers * s_.kv_heads * s_.head_dim * positions) * sizeof(float);
+  }
 
   Status forward(SessionState& base_state, std::span<const std::int32_t> tokens, std::int64_t logit_rows,
                  float* logits, ForwardTrace* trace) override {

@@ -4,13 +4,14 @@
 #include "day0/log.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "limits/memory_plan.h"
 #include "models/architecture.h"
 #include "models/loaded_model.h"
 
 namespace day0::models {
 
 Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir, ThreadPool& pool,
-                                                const LoadOptions& options) {
+                                                const LoadOptions& options, LoadPlan* plan) {
   DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
   const Architecture* arch = find_architecture(config.model_type());
   if (arch == nullptr)
@@ -36,7 +37,20 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
       DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, loaded.status().message());
     }
   }
-  return arch->load(config, shared, pool, options);
+  DAY0_ASSIGN_OR_RETURN(auto loaded, arch->load(config, shared, pool, options));
+  limits::PlanRequest request;
+  for (const auto& shard : shared->shards()) request.weight_bytes += shard.header().data_bytes;
+  request.model_context = loaded->max_context();
+  request.context = options.max_context;
+  request.limit = options.memory_limit_bytes;
+  auto granted = limits::plan_memory(*loaded, request);
+  if (!granted) return error(granted.status().code(), dir.string() + ": " + granted.status().message());
+  DAY0_LOG_INFO("memory plan for {}: {} needed ({} weights, {} state for {} tokens, {} workspace), {} available",
+                dir.string(), limits::format_bytes(granted->total()), limits::format_bytes(granted->weights),
+                limits::format_bytes(granted->state), granted->context, limits::format_bytes(granted->workspace),
+                limits::format_bytes(granted->available));
+  if (plan != nullptr) *plan = {granted->context, granted->total(), granted->available};
+  return loaded;
 }
 
 }  // namespace day0::models

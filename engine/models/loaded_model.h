@@ -47,6 +47,10 @@ class LoadedModel {
   virtual std::int64_t hidden_size() const = 0;
   virtual std::int64_t max_context() const = 0;
   virtual std::unique_ptr<SessionState> new_state() const = 0;
+  // Bytes one session's state holds at `tokens` positions (caches that grow with the context and
+  // state that does not), for the memory plan checked before a model is accepted. 0 where the
+  // state lives on a device that keeps its own accounts.
+  virtual std::uint64_t state_bytes(std::int64_t /*tokens*/) const { return 0; }
 
   // Feeds `tokens` at positions state.length() ... and writes the logits of the last
   // `logit_rows` of them to `logits` ([logit_rows, vocab_size]).
@@ -77,9 +81,21 @@ struct LoadOptions {
   std::string device = "cpu";
   // The GPU's expert workspace in bf16 even where FP8 is available (tests of the Ampere path).
   bool bf16_workspace = false;
+  // The memory plan's inputs (ModelOptions::max_context, memory_limit_bytes): 0 = automatic.
+  std::int64_t max_context = 0;
+  std::uint64_t memory_limit_bytes = 0;
 };
 
+// What the memory plan granted a model loaded on the CPU (limits/memory_plan.h).
+struct LoadPlan {
+  std::int64_t context = 0;  // positions a session may hold
+  std::uint64_t needed = 0;
+  std::uint64_t available = 0;
+};
+
+// Loads a model; on the CPU the memory plan is checked once the weights are mapped and bound
+// (nothing large is allocated before it), and what it granted goes to `plan` when given.
 Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir, ThreadPool& pool,
-                                                const LoadOptions& options = {});
+                                                const LoadOptions& options = {}, LoadPlan* plan = nullptr);
 
 }  // namespace day0::models

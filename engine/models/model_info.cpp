@@ -147,6 +147,14 @@ Result<ModelInfo> inspect_model(const std::filesystem::path& dir) {
       if (it->second->shape != e.shape)
         add_warning(info, suppressed, "tensor " + e.name + " has shape " + shape_text(e.shape) +
                                           " but config.json implies " + shape_text(it->second->shape));
+      // Float weights may be stored as BF16, F16 or F32 (the loader reads all three); other
+      // tensors (MXFP4 blocks and scales) only as released.
+      const auto is_float = [](DType d) { return d == DType::bf16 || d == DType::f16 || d == DType::f32; };
+      const DType want = it->second->dtype;
+      if (e.dtype && (is_float(want) ? !is_float(*e.dtype) : *e.dtype != want))
+        add_warning(info, suppressed, "tensor " + e.name + " is stored as " + std::string(dtype_name(*e.dtype)) +
+                                          "; Day0 reads it as " +
+                                          (is_float(want) ? "BF16, F16 or F32" : std::string(dtype_name(want))));
     }
     for (const auto& t : expected)
       if (!checkpoint->find(t.name)) add_warning(info, suppressed, "tensor " + t.name + " is missing");

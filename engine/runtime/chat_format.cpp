@@ -75,9 +75,13 @@ Result<ChatFormatter> ChatFormatter::load(const std::filesystem::path& dir) {
   auto source = read_model_chat_template(dir);
   if (!source)
     return error(source.status().code(), source.status().message() + " (the model folder needs a chat template to chat)");
-  DAY0_ASSIGN_OR_RETURN(ChatTemplate chat_template, ChatTemplate::parse(*source, (dir / "chat_template").string()));
-  ChatFormatter formatter(std::move(tokenizer), std::move(chat_template));
+  // Errors name the file the template came from.
   std::error_code ec;
+  const std::string origin = std::filesystem::exists(dir / "chat_template.jinja", ec)
+                                 ? (dir / "chat_template.jinja").string()
+                                 : (dir / "tokenizer_config.json").string() + " chat_template";
+  DAY0_ASSIGN_OR_RETURN(ChatTemplate chat_template, ChatTemplate::parse(*source, origin));
+  ChatFormatter formatter(std::move(tokenizer), std::move(chat_template));
   if (std::filesystem::exists(dir / "tokenizer_config.json", ec)) {
     DAY0_ASSIGN_OR_RETURN(const nlohmann::json config, io::read_json_file(dir / "tokenizer_config.json", 64ull << 20));
     formatter.bos_token_ = token_text(config, "bos_token");

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -15,6 +16,7 @@
 #include "day0/log.h"
 #include "io/json_util.h"
 #include "io/model_config.h"
+#include "limits/request_limits.h"
 #include "models/architecture.h"
 #include "models/loaded_model.h"
 #include "runtime/sampler.h"
@@ -64,6 +66,18 @@ std::int64_t session_length(const Session& session) { return static_cast<std::in
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// NaN or infinite logits mean weights holding NaN/inf (or an overflow): sampling from them would
+// emit arbitrary tokens, so the request stops with the reason.
+Status check_finite(const std::vector<float>& logits, std::int64_t position) {
+  for (std::size_t i = 0; i < logits.size(); ++i)
+    if (!std::isfinite(logits[i]))
+      return error(ErrorCode::corrupt_data,
+                   "the model produced non-finite logits (" + std::string(std::isnan(logits[i]) ? "NaN" : "infinity") +
+                       " for token " + std::to_string(i) + ") after position " + std::to_string(position) +
+                       ": its weights hold NaN or infinity, or overflow; the checkpoint may be corrupt");
+  return Status::ok();
+}
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -129,14 +143,22 @@ class EngineImpl final : public Engine {
     models::LoadOptions load_options;
     load_options.kv_page_tokens = options.kv_page_tokens;
     load_options.device = options.device;
-    DAY0_ASSIGN_OR_RETURN(auto loaded, models::load_model(dir, pool_, load_options));
+    load_options.max_context = options.max_context;
+    load_options.memory_limit_bytes = options.memory_limit_bytes;
+    models::LoadPlan plan;
+    DAY0_ASSIGN_OR_RETURN(auto loaded, models::load_model(dir, pool_, load_options, &plan));
     auto model = std::make_shared<Model>();
     DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
     model->summary.model_type = config.model_type();
     if (const auto* arch = models::find_architecture(config.model_type())) model->summary.family = std::string(arch->family);
     model->summary.vocab_size = loaded->vocab_size();
     model->summary.hidden_size = loaded->hidden_size();
-    model->summary.max_context = loaded->max_context();
+    // The context the memory plan granted (a GPU model keeps its own accounts).
+    model->summary.max_context = plan.context > 0 ? plan.context : loaded->max_context();
+    if (plan.context == 0 && options.max_context > 0)
+      model->summary.max_context = std::min(options.max_context, loaded->max_context());
+    model->summary.planned_bytes = plan.needed;
+    model->summary.available_bytes = plan.available;
     model->summary.device = loaded->device_name();
     collect_eos(config.json(), &model->summary.eos_token_ids);
     if (config.root().optional_child("text_config")) collect_eos(config.text().json(), &model->summary.eos_token_ids);
@@ -151,14 +173,23 @@ class EngineImpl final : public Engine {
     }
     if (std::filesystem::exists(dir / "tokenizer.json", ec)) {
       // tokenizer.json is parsed once: the formatter's tokenizer (shared) serves decoding too.
+      // A tokenizer that is there but broken, or that makes ids the model has no row for, makes
+      // the folder unusable for chat: refused here rather than at the first message.
       if (auto formatter = ChatFormatter::load(dir)) {
         model->tokenizer.emplace(formatter->tokenizer());
         model->formatter.emplace(std::move(*formatter));
       } else if (auto tokenizer = Tokenizer::load(dir)) {
         model->tokenizer.emplace(std::move(*tokenizer));
       } else {
-        DAY0_LOG_WARN("events carry no text: {}", tokenizer.status().message());
+        return tokenizer.status();
       }
+      const auto ids = static_cast<std::int64_t>(model->tokenizer->vocab_size());
+      if (ids > loaded->vocab_size())
+        return error(ErrorCode::corrupt_data, (dir / "tokenizer.json").string() + " makes token ids up to " +
+                                                  std::to_string(ids - 1) +
+                                                  ", but the model's vocabulary (vocab_size in config.json) has " +
+                                                  std::to_string(loaded->vocab_size()) +
+                                                  " rows: the tokenizer belongs to another model");
     }
     model->loaded = std::move(loaded);
     DAY0_LOG_INFO("loaded {} from {}", model->summary.model_type, dir.string());
@@ -176,7 +207,17 @@ class EngineImpl final : public Engine {
                                         EventCallback on_event) override {
     auto handle = std::make_shared<RequestImpl>();
     enqueue([this, session, request = std::move(request), on_event = std::move(on_event), handle]() mutable {
-      run(*session, request, on_event, *handle);
+      // Allocation failures (a cache page, an activation buffer) end the request, not the process.
+      try {
+        run(*session, request, on_event, *handle);
+      } catch (const std::bad_alloc&) {
+        Event e;
+        e.kind = Event::Kind::error;
+        e.reason = DoneReason::error;
+        e.status = error(ErrorCode::out_of_memory, "out of memory while generating; the conversation is too long "
+                                                   "for the memory left, start a new one or free memory");
+        on_event(e);
+      }
       handle->finish();
     });
     return handle;
@@ -190,11 +231,23 @@ class EngineImpl final : public Engine {
     std::condition_variable cv;
     enqueue([&] {
       const std::int64_t vocab = session->model->loaded->vocab_size();
-      std::vector<float> logits(copy.size() * static_cast<std::size_t>(vocab));
-      Status s = copy.empty() ? Status::ok()
-                              : session->model->loaded->forward(*session->state, copy,
-                                                                static_cast<std::int64_t>(copy.size()), logits.data(),
-                                                                nullptr);
+      const std::int64_t max_context = session->model->summary.max_context;
+      const auto total = static_cast<std::int64_t>(session->tokens.size() + copy.size());
+      std::vector<float> logits;
+      Status s = Status::ok();
+      if (total > max_context) {
+        s = error(ErrorCode::invalid_argument, "the session would hold " + std::to_string(total) +
+                                                   " tokens, the model's context holds " + std::to_string(max_context));
+      } else if (!copy.empty()) {
+        try {
+          logits.resize(copy.size() * static_cast<std::size_t>(vocab));
+          s = session->model->loaded->forward(*session->state, copy, static_cast<std::int64_t>(copy.size()),
+                                              logits.data(), nullptr);
+        } catch (const std::bad_alloc&) {
+          s = error(ErrorCode::out_of_memory, "out of memory for the logits of " + std::to_string(copy.size()) +
+                                                  " tokens; feed fewer at a time");
+        }
+      }
       std::lock_guard lock(m);
       if (s.is_ok()) {
         session->tokens.insert(session->tokens.end(), copy.begin(), copy.end());
@@ -251,12 +304,13 @@ class EngineImpl final : public Engine {
     };
     if (request.context.empty()) return fail(error(ErrorCode::invalid_argument, "the request has no context tokens"));
     if (!prompt) return fail(prompt.status());
-    if (request.stop.max_new_tokens < 0) return fail(error(ErrorCode::invalid_argument, "max_new_tokens is negative"));
-    const std::int64_t room = model.max_context() - static_cast<std::int64_t>(context.size());
+    const std::int64_t max_context = session.model->summary.max_context;
+    const std::int64_t room = max_context - static_cast<std::int64_t>(context.size());
     if (room <= 0)
       return fail(error(ErrorCode::invalid_argument,
                         "the conversation has " + std::to_string(context.size()) +
-                            " tokens, the model's context holds " + std::to_string(model.max_context())));
+                            " tokens, the model's context holds " + std::to_string(max_context)));
+    if (Status s = limits::validate_request(request, vocab); !s.is_ok()) return fail(s);
 
     // Reuse the longest common prefix; always feed at least one token to get logits.
     std::size_t common = 0;
@@ -302,6 +356,8 @@ class EngineImpl final : public Engine {
                           prompt->keys.begin() + static_cast<std::ptrdiff_t>(fed + n));
       fed += n;
     }
+    if (!device_greedy && fed == context.size())
+      if (Status s = check_finite(logits, static_cast<std::int64_t>(fed)); !s.is_ok()) return fail(s);
     stats.prefilled_tokens = static_cast<std::int64_t>(fed - common);
     const double prefill_ms = ms_since(start);
     if (stats.prefilled_tokens > 0 && prefill_ms > 0)
@@ -408,6 +464,8 @@ class EngineImpl final : public Engine {
         device_next = *next;
       } else if (Status s = model.forward(*session.state, one, 1, logits.data(), nullptr); !s.is_ok()) {
         return fail(s);
+      } else if (Status f = check_finite(logits, static_cast<std::int64_t>(session.tokens.size()) + 1); !f.is_ok()) {
+        return fail(f);
       }
       session.tokens.push_back(token);
       session.keys.push_back(token);

@@ -24,6 +24,13 @@ struct ModelOptions {
   // "cpu", "cuda" or "cuda:N" (gpt-oss). Without a usable GPU, "cuda" logs why and uses the CPU.
   std::string device = "cpu";
   std::int64_t kv_page_tokens = 256;
+  // Positions a session may hold: 0 takes the model's max_position_embeddings, reduced to what
+  // memory allows (never below 4096); a larger value than the model's is refused, and so is one
+  // whose caches would not fit.
+  std::int64_t max_context = 0;
+  // What the memory plan may use, in bytes: 0 takes DAY0_MEMORY_LIMIT_BYTES when set, else
+  // MemAvailable less a reserve of 512 MiB. Loading is refused when the model does not fit.
+  std::uint64_t memory_limit_bytes = 0;
 };
 
 struct ModelSummary {
@@ -38,6 +45,10 @@ struct ModelSummary {
   // peak_total), in bytes; empty on the CPU.
   std::vector<std::pair<std::string, std::uint64_t>> device_memory;
   std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads (GPU), for rooflines
+  // The memory plan on the CPU (limits/memory_plan.h): bytes needed for the weights, the session
+  // state at max_context and workspaces, and what they were checked against; 0 on a GPU.
+  std::uint64_t planned_bytes = 0;
+  std::uint64_t available_bytes = 0;
 };
 
 struct Sampling {

@@ -1,0 +1,144 @@
+#include "limits/memory_plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/loaded_model.h"
+
+namespace day0::limits {
+
+std::optional<std::uint64_t> available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::uint64_t kib = 0;
+    if (fields >> kib) return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+Result<std::optional<std::uint64_t>> memory_limit_from_environment() {
+  const char* text = std::getenv("DAY0_MEMORY_LIMIT_BYTES");
+  if (text == nullptr || *text == '\0') return std::optional<std::uint64_t>();
+  const std::string value(text);
+  std::size_t digits = 0;
+  while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits]))) ++digits;
+  int shift = 0;
+  if (digits + 1 == value.size()) {
+    switch (std::toupper(static_cast<unsigned char>(value.back()))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        shift = -1;
+    }
+  } else if (digits != value.size()) {
+    shift = -1;
+  }
+  if (digits == 0 || digits > 15 || shift < 0)
+    return error(ErrorCode::invalid_argument,
+                 "DAY0_MEMORY_LIMIT_BYTES must be a byte count such as 8589934592 or "
+                 "8G, got \"" +
+                     value + "\"");
+  return std::optional<std::uint64_t>(std::stoull(value.substr(0, digits)) << shift);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} bytes", bytes);
+}
+
+namespace {
+
+// Activations of one prefill step: the residual and its norms, attention and MLP inputs and
+// outputs, a few times the hidden size per token, plus the logits row and its sampling copy.
+std::uint64_t workspace_bytes(const models::LoadedModel& model) {
+  const auto chunk = static_cast<std::uint64_t>(std::max<std::int64_t>(1, model.prefill_chunk()));
+  const auto hidden = static_cast<std::uint64_t>(model.hidden_size());
+  const auto vocab = static_cast<std::uint64_t>(model.vocab_size());
+  return chunk * hidden * 64 * sizeof(float) + 4 * vocab * sizeof(float);
+}
+
+Status refuse(const MemoryPlan& plan, std::uint64_t limit, const std::string& why) {
+  return error(ErrorCode::out_of_memory,
+               fmt::format("this model needs {} of memory{}; {} is available (weights {}, session state {}, "
+                           "workspace {}). Close other programs, choose a smaller model{}",
+                           format_bytes(plan.total()), why, format_bytes(limit), format_bytes(plan.weights),
+                           format_bytes(plan.state), format_bytes(plan.workspace),
+                           plan.context > kMinimumContext ? " or a shorter context" : ""));
+}
+
+}  // namespace
+
+Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanRequest& request) {
+  const std::int64_t model_context = std::max<std::int64_t>(1, request.model_context);
+  if (request.context < 0)
+    return error(ErrorCode::invalid_argument,
+                 fmt::format("the context size must be positive, got {}", request.context));
+  if (request.context > model_context)
+    return error(ErrorCode::invalid_argument, fmt::format("a context of {} tokens was asked for; this model holds at "
+                                                          "most {} (max_position_embeddings)",
+                                                          request.context, model_context));
+  std::uint64_t limit = request.limit;
+  if (limit == 0) {
+    DAY0_ASSIGN_OR_RETURN(const auto from_env, memory_limit_from_environment());
+    if (from_env) {
+      limit = *from_env;
+    } else if (const auto available = available_memory()) {
+      limit = *available > kProcessReserve ? *available - kProcessReserve : 0;
+    } else {
+      limit = ~std::uint64_t{0};  // no /proc: nothing to check against
+    }
+  }
+  MemoryPlan plan;
+  plan.weights = request.weight_bytes;
+  plan.workspace = workspace_bytes(model);
+  plan.available = limit;
+  const auto with_context = [&](std::int64_t context) {
+    MemoryPlan p = plan;
+    p.context = context;
+    p.state = model.state_bytes(context);
+    return p;
+  };
+  if (request.context > 0) {
+    plan = with_context(request.context);
+    if (plan.total() > limit) return refuse(plan, limit, fmt::format(" for a context of {} tokens", plan.context));
+    return plan;
+  }
+  // Automatic: the model's whole context if it fits, else the longest that does (whole pages of
+  // 256 positions), but never below the minimum.
+  const std::int64_t floor = std::min(model_context, kMinimumContext);
+  plan = with_context(floor);
+  if (plan.total() > limit) return refuse(plan, limit, "");
+  std::int64_t lo = floor, hi = model_context;
+  if (with_context(hi).total() <= limit) return with_context(hi);
+  while (hi - lo > 256) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (with_context(mid).total() <= limit)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return with_context(lo / 256 * 256 >= floor ? lo / 256 * 256 : lo);
+}
+
+}  // namespace day0::limits

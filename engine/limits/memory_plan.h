@@ -1,0 +1,63 @@
+#pragma once
+// The memory plan: before a model is accepted, the bytes it needs on the CPU are compared with
+// what the machine can give, and the context is bounded so that a long conversation cannot run
+// the process out of memory half way through.
+//
+// What is counted (CPU):
+// - weights: the checkpoint's tensor bytes. They are memory-mapped, not copied, but every decode
+//   step reads all dense weights and a rotating set of experts, so they must stay resident to run
+//   at any useful speed;
+// - the session state for the context: each architecture's caches per position (keys/values,
+//   MLA latents, indexer keys) plus what does not grow (recurrent state and its snapshots);
+// - workspaces: activations of one prefill step and the logits.
+// Available: MemAvailable from /proc/meminfo less a reserve for the rest of the process, or the
+// limit given by DAY0_MEMORY_LIMIT_BYTES / ModelOptions::memory_limit_bytes.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "day0/status.h"
+
+namespace day0::models {
+class LoadedModel;
+}
+
+namespace day0::limits {
+
+// MemAvailable in bytes, or nullopt when /proc/meminfo cannot be read.
+std::optional<std::uint64_t> available_memory();
+// The limit set by DAY0_MEMORY_LIMIT_BYTES (a byte count, optionally with a K/M/G/T suffix of
+// powers of 1024), nullopt when unset; an unparsable value is an error.
+Result<std::optional<std::uint64_t>> memory_limit_from_environment();
+
+struct MemoryPlan {
+  std::uint64_t weights = 0;
+  std::uint64_t state = 0;  // session state for `context` positions
+  std::uint64_t workspace = 0;
+  std::uint64_t available = 0;  // what the plan was checked against
+  std::int64_t context = 0;     // positions a session may hold
+  std::uint64_t total() const { return weights + state + workspace; }
+};
+
+struct PlanRequest {
+  std::uint64_t weight_bytes = 0;  // tensor bytes of the checkpoint
+  std::int64_t model_context = 0;  // the model's own limit (max_position_embeddings)
+  std::int64_t context = 0;        // asked for; 0: the model's, reduced to what memory allows
+  std::uint64_t limit = 0;         // 0: MemAvailable less the reserve
+};
+
+// Plans `model`: refuses (out_of_memory, "this model needs 61.2 GiB of memory; 22.8 GiB is
+// available ...") when the weights with the smallest useful context do not fit, or when an
+// explicit context does not fit; an explicit context above the model's is invalid_argument.
+Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanRequest& request);
+
+// "61.2 GiB", "512.0 MiB".
+std::string format_bytes(std::uint64_t bytes);
+
+// Positions a context is never reduced below by the automatic plan (or the model's own limit
+// when smaller): shorter than this, a chat is not useful.
+inline constexpr std::int64_t kMinimumContext = 4096;
+// What the process needs besides the model when the plan uses MemAvailable.
+inline constexpr std::uint64_t kProcessReserve = 512ull << 20;
+
+}  // namespace day0::limits

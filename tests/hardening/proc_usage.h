@@ -1,0 +1,30 @@
+#pragma once
+// Test helper: what the process holds, from /proc/self (Linux): resident memory, open file
+// descriptors and threads, for the soak tests.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace day0::test {
+
+struct ProcUsage {
+  std::uint64_t rss_kib = 0;
+  std::size_t fds = 0;
+  std::size_t threads = 0;
+};
+
+inline ProcUsage proc_usage() {
+  ProcUsage u;
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) std::istringstream(line.substr(6)) >> u.rss_kib;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++u.fds;
+  --u.fds;  // the descriptor the listing itself holds open
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++u.threads;
+  return u;
+}
+
+}  // namespace day0::test
