@@ -182,25 +182,203 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   }
 }
 
+// Decode with the query heads of one KV group together: one CTA per (KV head, split), so each
+// key and value row is read once for the G query heads that use it (the per-head kernel above
+// reads it G times). Per tile of 32 keys a warp takes lane = key for the G scores (q in shared
+// memory, pre-scaled, read as broadcasts), then lane = dimension pair for p.v with the tile's
+// probabilities in shared memory. Writes the same `partial` rows as the per-head kernel.
+template <int G>
+__global__ void __launch_bounds__(kDecodeWarps * 32)
+    attention_decode_group_kernel(AttentionArgs a, const uint16_t* __restrict__ q, const int32_t* __restrict__ length,
+                                  int splits, float* __restrict__ partial) {
+  constexpr int kPairs = kAttentionMaxHeadDim / 64;  // dimension pairs per lane
+  __shared__ __align__(16) float qs[G][kAttentionMaxHeadDim];
+  __shared__ __align__(16) float ps[kDecodeWarps][kTile][G];
+  __shared__ float wm[kDecodeWarps][G], wl[kDecodeWarps][G];
+  __shared__ float wo[kDecodeWarps][G][kAttentionMaxHeadDim];
+  detail::pdl_wait();
+  detail::pdl_release();
+  const int d = a.head_dim;
+  const int kvh = blockIdx.x, split = blockIdx.y, head0 = kvh * G;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t len = *length;
+  const int64_t lo = a.window > 0 ? max(int64_t{0}, len - a.window) : 0;
+  const int64_t n = len - lo;
+  // Each warp takes a quarter of the split's keys, so short contexts still spread over all warps.
+  const int64_t chunk = (n + splits - 1) / splits, sub = (chunk + kDecodeWarps - 1) / kDecodeWarps;
+  const int64_t begin = lo + split * chunk + warp * sub;
+  const int64_t end = min(min(len, lo + (split + 1) * chunk), begin + sub);
+  {
+    // All of a thread's query loads in flight at once (G d <= 2048 values, 4 per load).
+    constexpr int kU = (G * kAttentionMaxHeadDim + 4 * kDecodeWarps * 32 - 1) / (4 * kDecodeWarps * 32);
+    const uint2* q4 = reinterpret_cast<const uint2*>(q + head0 * d);
+    const bool vec = (d & 3) == 0 && ((reinterpret_cast<uintptr_t>(q) + head0 * d * 2) & 7u) == 0;
+    const int n4 = vec ? G * d / 4 : 0;
+    uint2 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = threadIdx.x + u * blockDim.x;
+      v[u] = i < n4 ? q4[i] : make_uint2(0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = 4 * (threadIdx.x + u * blockDim.x);
+      if (i >= 4 * n4) break;
+      qs[i / d][i % d] = __uint_as_float(v[u].x << 16) * a.scale;
+      qs[(i + 1) / d][(i + 1) % d] = __uint_as_float(v[u].x & 0xffff0000u) * a.scale;
+      qs[(i + 2) / d][(i + 2) % d] = __uint_as_float(v[u].y << 16) * a.scale;
+      qs[(i + 3) / d][(i + 3) % d] = __uint_as_float(v[u].y & 0xffff0000u) * a.scale;
+    }
+    for (int i = 4 * n4 + threadIdx.x; i < G * d; i += blockDim.x)
+      qs[i / d][i % d] = detail::bf16_bits_to_float(q[head0 * d + i]) * a.scale;
+  }
+  __syncthreads();
+  float m[G], l[G], o[G][kPairs][2];
+#pragma unroll
+  for (int h = 0; h < G; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kPairs; ++i) o[h][i][0] = o[h][i][1] = 0.0f;
+  }
+  const int64_t row = static_cast<int64_t>(a.kv_heads) * d;
+  const bool vec = (d & 7) == 0;
+  for (int64_t j0 = begin; j0 < end; j0 += kTile) {
+    const int64_t j = j0 + lane;
+    const bool valid = j < end;
+    float s[G];
+#pragma unroll
+    for (int h = 0; h < G; ++h) s[h] = 0.0f;
+    if (valid) {
+      if (vec) {
+        const uint4* kr = reinterpret_cast<const uint4*>(a.k_cache + j * row + kvh * d);
+        uint4 kw[kAttentionMaxHeadDim / 8];
+#pragma unroll
+        for (int c = 0; c < kAttentionMaxHeadDim / 8; ++c)
+          if (c < d / 8) kw[c] = __ldg(kr + c);
+#pragma unroll
+        for (int c = 0; c < kAttentionMaxHeadDim / 8; ++c) {
+          if (c >= d / 8) break;
+          const float k0 = __uint_as_float(kw[c].x << 16), k1 = __uint_as_float(kw[c].x & 0xffff0000u);
+          const float k2 = __uint_as_float(kw[c].y << 16), k3 = __uint_as_float(kw[c].y & 0xffff0000u);
+          const float k4 = __uint_as_float(kw[c].z << 16), k5 = __uint_as_float(kw[c].z & 0xffff0000u);
+          const float k6 = __uint_as_float(kw[c].w << 16), k7 = __uint_as_float(kw[c].w & 0xffff0000u);
+#pragma unroll
+          for (int h = 0; h < G; ++h) {
+            const float4 q0 = *reinterpret_cast<const float4*>(&qs[h][8 * c]);
+            const float4 q1 = *reinterpret_cast<const float4*>(&qs[h][8 * c + 4]);
+            s[h] += k0 * q0.x + k1 * q0.y + k2 * q0.z + k3 * q0.w + k4 * q1.x + k5 * q1.y + k6 * q1.z + k7 * q1.w;
+          }
+        }
+      } else {
+        const __nv_bfloat162* kr = reinterpret_cast<const __nv_bfloat162*>(a.k_cache + j * row + kvh * d);
+        for (int c = 0; c < d / 2; ++c) {
+          const float2 k2 = __bfloat1622float2(kr[c]);
+#pragma unroll
+          for (int h = 0; h < G; ++h) s[h] += qs[h][2 * c] * k2.x + qs[h][2 * c + 1] * k2.y;
+        }
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      const float m_new = fmaxf(m[h], detail::warp_max(valid ? s[h] : -INFINITY));
+      const float correction = expf(m[h] - m_new);
+      const float p = valid ? expf(s[h] - m_new) : 0.0f;
+      l[h] = l[h] * correction + p;
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        o[h][i][0] *= correction;
+        o[h][i][1] *= correction;
+      }
+      ps[warp][lane][h] = p;
+      m[h] = m_new;
+    }
+    __syncwarp();
+    const int keys = static_cast<int>(min(static_cast<int64_t>(kTile), end - j0));
+#pragma unroll 4
+    for (int jj = 0; jj < keys; ++jj) {
+      const uint16_t* vr = a.v_cache + (j0 + jj) * row + kvh * d;
+      float2 v[kPairs];
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        const int c = 2 * (lane + 32 * i);
+        v[i] = c < d ? __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vr + c)) : make_float2(0.f, 0.f);
+      }
+#pragma unroll
+      for (int h = 0; h < G; ++h) {
+        const float p = ps[warp][jj][h];
+#pragma unroll
+        for (int i = 0; i < kPairs; ++i) {
+          o[h][i][0] += p * v[i].x;
+          o[h][i][1] += p * v[i].y;
+        }
+      }
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int h = 0; h < G; ++h) {
+    const float lsum = detail::warp_sum(l[h]);
+    if (lane == 0) {
+      wm[warp][h] = m[h];
+      wl[warp][h] = lsum;
+    }
+#pragma unroll
+    for (int i = 0; i < kPairs; ++i) {
+      const int c = 2 * (lane + 32 * i);
+      if (c < d) {
+        wo[warp][h][c] = o[h][i][0];
+        wo[warp][h][c + 1] = o[h][i][1];
+      }
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < G * (d + 2); i += blockDim.x) {
+    const int h = i / (d + 2), c = i % (d + 2);
+    float M = -INFINITY;
+    for (int w = 0; w < kDecodeWarps; ++w) M = fmaxf(M, wm[w][h]);
+    float sum = 0.0f;
+    for (int w = 0; w < kDecodeWarps; ++w) {
+      if (wm[w][h] == -INFINITY) continue;
+      const float f = expf(wm[w][h] - M);
+      sum += (c == 1 ? wl[w][h] : wo[w][h][max(c - 2, 0)]) * f;
+    }
+    partial[(static_cast<int64_t>(head0 + h) * splits + split) * (d + 2) + c] = c == 0 ? M : sum;
+  }
+}
+
+// One warp per head: the splits' (m, l) read in parallel (lane = split), then each lane sums one
+// dimension over the splits with all of its loads in flight.
 __global__ void attention_combine_kernel(const float* __restrict__ sinks, const float* __restrict__ partial,
                                          int head_dim, int splits, float* __restrict__ out) {
-  const int head = blockIdx.x, d = head_dim;
+  detail::pdl_wait();
+  detail::pdl_release();
+  const int head = blockIdx.x, d = head_dim, lane = threadIdx.x;
   const float* p = partial + static_cast<int64_t>(head) * splits * (d + 2);
   const float sink = sinks[head];
   float M = sink;
-  for (int s = 0; s < splits; ++s) M = fmaxf(M, p[s * (d + 2)]);
-  float L = expf(sink - M);
-  for (int s = 0; s < splits; ++s) {
+  for (int s = lane; s < splits; s += 32) M = fmaxf(M, p[s * (d + 2)]);
+  M = detail::warp_max(M);
+  float L = lane == 0 ? expf(sink - M) : 0.0f;
+  for (int s = lane; s < splits; s += 32) {
     const float ms = p[s * (d + 2)];
     if (ms != -INFINITY) L += p[s * (d + 2) + 1] * expf(ms - M);
   }
-  for (int c = threadIdx.x; c < d; c += blockDim.x) {
+  L = detail::warp_sum(L);
+  for (int c0 = 0; c0 < d; c0 += 32) {
+    const int c = c0 + lane;
     float sum = 0.0f;
-    for (int s = 0; s < splits; ++s) {
-      const float ms = p[s * (d + 2)];
-      if (ms != -INFINITY) sum += p[s * (d + 2) + 2 + c] * expf(ms - M);
+    for (int s0 = 0; s0 < splits; s0 += 32) {
+      const float ms = s0 + lane < splits ? p[(s0 + lane) * (d + 2)] : -INFINITY;
+      const float w = ms == -INFINITY ? 0.0f : expf(ms - M);
+      const int n = min(32, splits - s0);
+#pragma unroll 8
+      for (int j = 0; j < n; ++j) {
+        const float wj = __shfl_sync(0xffffffffu, w, j);
+        if (c < d) sum += p[(s0 + j) * (d + 2) + 2 + c] * wj;
+      }
     }
-    out[head * d + c] = sum / L;
+    if (c < d) out[head * d + c] = sum / L;
   }
 }
 
@@ -427,13 +605,33 @@ cudaError_t attention_decode(const AttentionArgs& a, const uint16_t* q, const in
                              float* partial, float* out, cudaStream_t stream) {
   if (!valid_args(a) || splits <= 0 || q == nullptr || length == nullptr || partial == nullptr || out == nullptr)
     return cudaErrorInvalidValue;
-  attention_decode_kernel<<<dim3(static_cast<unsigned>(a.heads), static_cast<unsigned>(splits)), kDecodeWarps * 32, 0,
-                            stream>>>(a, q, length, splits, partial);
-  const cudaError_t e = cudaGetLastError();
+  const dim3 grid(static_cast<unsigned>(a.kv_heads), static_cast<unsigned>(splits));
+  cudaError_t e = cudaSuccess;
+  switch (a.heads / a.kv_heads) {
+    case 1:
+      e = detail::launch_pdl(attention_decode_group_kernel<1>, grid, dim3(kDecodeWarps * 32), 0, stream, a, q, length,
+                             splits, partial);
+      break;
+    case 2:
+      e = detail::launch_pdl(attention_decode_group_kernel<2>, grid, dim3(kDecodeWarps * 32), 0, stream, a, q, length,
+                             splits, partial);
+      break;
+    case 4:
+      e = detail::launch_pdl(attention_decode_group_kernel<4>, grid, dim3(kDecodeWarps * 32), 0, stream, a, q, length,
+                             splits, partial);
+      break;
+    case 8:
+      e = detail::launch_pdl(attention_decode_group_kernel<8>, grid, dim3(kDecodeWarps * 32), 0, stream, a, q, length,
+                             splits, partial);
+      break;
+    default:
+      attention_decode_kernel<<<dim3(static_cast<unsigned>(a.heads), static_cast<unsigned>(splits)), kDecodeWarps * 32,
+                                0, stream>>>(a, q, length, splits, partial);
+      e = cudaGetLastError();
+  }
   if (e != cudaSuccess) return e;
-  attention_combine_kernel<<<static_cast<unsigned>(a.heads), 128, 0, stream>>>(a.sinks, partial, a.head_dim, splits,
-                                                                               out);
-  return cudaGetLastError();
+  return detail::launch_pdl(attention_combine_kernel, dim3(static_cast<unsigned>(a.heads)), dim3(32), 0, stream,
+                            a.sinks, partial, a.head_dim, splits, out);
 }
 
 }  // namespace day0::kernels

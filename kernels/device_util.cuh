@@ -2,6 +2,7 @@
 // Device helpers shared by the kernel families: bf16 bit patterns (kernels take bf16 tensors as
 // uint16_t so their headers need no CUDA half types), warp and block reductions, E2M1 values.
 #include <cstdint>
+#include <utility>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -41,6 +42,88 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return total;
 }
 
+// Stages the fp32 row x[0..K) into shared memory xs (all threads of the block; ends with a
+// barrier), RMS-normed with the bf16 weights `norm` (x * inv * w as rms_norm() computes it) unless
+// norm is null. Each thread issues kU 16-byte loads before using any, so a row of up to
+// blockDim * 4 * kU values costs one memory latency rather than one per loop step. `scratch`:
+// 32 floats of shared memory.
+template <int kU = 4>
+__device__ __forceinline__ void stage_row(const float* __restrict__ x, int K, const uint16_t* __restrict__ norm,
+                                          float eps, float* xs, float* scratch) {
+  const bool vec = (K & 3) == 0 && (reinterpret_cast<uintptr_t>(x) & 15u) == 0 &&
+                   (norm == nullptr || (reinterpret_cast<uintptr_t>(norm) & 7u) == 0);
+  const int n4 = vec ? K / 4 : 0;
+  float sum = 0.0f;
+  for (int base = 0; base < n4; base += blockDim.x * kU) {
+    float4 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      v[u] = i < n4 ? reinterpret_cast<const float4*>(x)[i] : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      if (i >= n4) break;
+      sum += v[u].x * v[u].x + v[u].y * v[u].y + v[u].z * v[u].z + v[u].w * v[u].w;
+      reinterpret_cast<float4*>(xs)[i] = v[u];
+    }
+  }
+  for (int c = 4 * n4 + threadIdx.x; c < K; c += blockDim.x) {
+    const float v = x[c];
+    sum += v * v;
+    xs[c] = v;
+  }
+  if (norm == nullptr) {
+    __syncthreads();
+    return;
+  }
+  sum = block_sum(sum, scratch);  // its barriers also publish xs
+  const float inv = 1.0f / sqrtf(sum / static_cast<float>(K) + eps);
+  for (int base = 0; base < n4; base += blockDim.x * kU) {
+    uint2 w[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      w[u] = i < n4 ? reinterpret_cast<const uint2*>(norm)[i] : make_uint2(0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      if (i >= n4) break;
+      float4 v = reinterpret_cast<float4*>(xs)[i];
+      v.x = v.x * inv * __uint_as_float(w[u].x << 16);
+      v.y = v.y * inv * __uint_as_float(w[u].x & 0xffff0000u);
+      v.z = v.z * inv * __uint_as_float(w[u].y << 16);
+      v.w = v.w * inv * __uint_as_float(w[u].y & 0xffff0000u);
+      reinterpret_cast<float4*>(xs)[i] = v;
+    }
+  }
+  for (int c = 4 * n4 + threadIdx.x; c < K; c += blockDim.x) xs[c] = xs[c] * inv * bf16_bits_to_float(norm[c]);
+  __syncthreads();
+}
+
+// Copies `bytes` (a multiple of 16, both pointers 16-byte aligned) from global to shared memory
+// with all of a thread's loads in flight before its stores; ends with a barrier.
+template <int kU = 4>
+__device__ __forceinline__ void stage_bytes(const void* __restrict__ src, int bytes, void* dst) {
+  const int n = bytes / 16;
+  for (int base = 0; base < n; base += blockDim.x * kU) {
+    uint4 v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      v[u] = i < n ? reinterpret_cast<const uint4*>(src)[i] : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      if (i < n) reinterpret_cast<uint4*>(dst)[i] = v[u];
+    }
+  }
+  __syncthreads();
+}
+
 // E2M1 code (sign in bit 3) -> value, for tables in shared memory.
 __host__ __device__ constexpr float e2m1_value(int code) {
   constexpr float kMagnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
@@ -52,6 +135,42 @@ __device__ __forceinline__ float exp2_int(int e) {
   return e >= -126 ? __uint_as_float(static_cast<uint32_t>(e + 127) << 23) : __uint_as_float(1u << 22);
 }
 
+// Starts fetching the 128-byte line holding `p` into the L2 without waiting for it: a later
+// load of the line then waits for the L2, not for DRAM.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+// Prefetches `bytes` bytes from `p` into the L2, the lines spread over the 32 lanes of a warp.
+__device__ __forceinline__ void prefetch_l2_warp(const void* p, int64_t bytes, int lane) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t off = static_cast<int64_t>(lane) * 128; off < bytes; off += 32 * 128) prefetch_l2(c + off);
+}
+
+// Programmatic dependent launch (decode kernels launched with launch_pdl()): a kernel may start
+// while the previous one in its stream finishes; pdl_wait() blocks until that one has completed
+// and its writes are visible, so everything before it may only read what no earlier kernel of
+// the step writes (weights). pdl_release() lets the next kernel start launching. Both are no-ops
+// for a kernel launched without the attribute.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_release() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Launches `kernel` with programmatic stream serialisation on a created stream (the decode
+// step's), plainly on the legacy default stream.
+template <typename... Params, typename... Args>
+cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                       Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = stream != nullptr ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
 
 }  // namespace day0::kernels::detail

@@ -1,11 +1,16 @@
 #include "gemv_bf16.h"
 
+#include <algorithm>
+
 #include "device_util.cuh"
 
 namespace day0::kernels {
 namespace {
 
 constexpr int kWarps = 8;
+constexpr int kRows = 2;       // rows per warp task: one input load serves both
+constexpr int kUnroll = 4;     // 16-byte loads per lane per row in flight
+constexpr int kCtasPerSm = 8;  // grid cap: more CTAs would only stage the input again
 
 // Eight bf16 weights (one 16-byte word) dotted with eight fp32 inputs.
 __device__ __forceinline__ float dot8(const uint4& w, const float* x) {
@@ -18,52 +23,141 @@ __device__ __forceinline__ float dot8(const uint4& w, const float* x) {
   return acc;
 }
 
+// kRope: the rows are a fused q | k | v projection and the epilogue is rope_qkv(): a task is
+// the pair of rows (i, i + d/2) of one head, rotated for q and k heads, stored as bf16 into
+// rope.q_out and the KV cache (y unused).
+template <bool kNorm, bool kRope>
 __global__ void __launch_bounds__(kWarps * 32)
-    gemv_kernel(const uint4* __restrict__ W, const float* __restrict__ bias, const float* __restrict__ x, int64_t N,
-                int64_t K, bool accumulate, float* __restrict__ y) {
+    gemv_kernel(const uint4* __restrict__ W, const float* __restrict__ bias, const float* __restrict__ x,
+                const uint16_t* __restrict__ norm, float eps, int64_t N, int64_t K, bool accumulate,
+                float* __restrict__ y, RopeQkvArgs rope) {
   extern __shared__ float xs[];
+  __shared__ float scratch[32];
   const int64_t t = blockIdx.y;
-  for (int64_t c = threadIdx.x; c < K; c += blockDim.x) xs[c] = x[t * K + c];
-  __syncthreads();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int64_t n = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
-  if (n >= N) return;
   const int64_t chunks = K / 8;
-  const uint4* row = W + n * chunks;
-  // Four 16-byte loads in flight per lane, then the tail.
-  float acc = 0.0f;
-  int64_t c = lane;
-  for (; c + 96 < chunks; c += 128) {
-    uint4 w[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) w[u] = __ldg(row + c + 32 * u);
-#pragma unroll
-    for (int u = 0; u < 4; ++u) acc += dot8(w[u], xs + (c + 32 * u) * 8);
+  const int half = rope.head_dim / 2;
+  const int64_t tasks = kRope ? N / 2 : (N + kRows - 1) / kRows;
+  // The rows of a task: (n0, n0 + 1), or the RoPE pair (i, i + d/2) of a head.
+  const auto task_rows = [&](int64_t task, int64_t& n0, int64_t& n1) {
+    if constexpr (kRope) {
+      n0 = task / half * rope.head_dim + task % half;
+      n1 = n0 + half;
+    } else {
+      n0 = task * kRows;
+      n1 = min(n0 + 1, N - 1);
+    }
+  };
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
+  // The first task's weights start coming from DRAM while the input is staged.
+  if (first < tasks) {
+    int64_t n0, n1;
+    task_rows(first, n0, n1);
+    detail::prefetch_l2_warp(W + n0 * chunks, K * 2, lane);
+    detail::prefetch_l2_warp(W + n1 * chunks, K * 2, lane);
   }
-  for (; c < chunks; c += 32) acc += dot8(__ldg(row + c), xs + c * 8);
-  acc = detail::warp_sum(acc);
-  if (lane != 0) return;
-  if (bias != nullptr) acc += bias[n];
-  float* out = y + t * N + n;
-  *out = accumulate ? *out + acc : acc;
+  detail::pdl_wait();
+  detail::pdl_release();
+  detail::stage_row(x + t * K, static_cast<int>(K), kNorm ? norm : nullptr, eps, xs, scratch);
+  for (int64_t task = first; task < tasks; task += stride) {
+    int64_t n0, n1;
+    task_rows(task, n0, n1);
+    const uint4* rows[kRows] = {W + n0 * chunks, W + n1 * chunks};
+    float acc[kRows] = {};
+    for (int64_t c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
+      uint4 w[kRows][kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          w[r][u] = c0 + 32 * u < chunks ? __ldg(rows[r] + c0 + 32 * u) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t c = c0 + 32 * u;
+        if (c >= chunks) break;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) acc[r] += dot8(w[r][u], xs + c * 8);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[r] = detail::warp_sum(acc[r]);
+    if constexpr (kRope) {
+      if (lane != 0) continue;
+      const int head = static_cast<int>(task / half), i = static_cast<int>(task % half), d = rope.head_dim;
+      const float lo = acc[0] + bias[n0], hi = acc[1] + bias[n1];
+      const int64_t pos = static_cast<int64_t>(*rope.position) + t;
+      const int64_t kv_dim = static_cast<int64_t>(rope.kv_heads) * d;
+      if (head < rope.heads + rope.kv_heads) {
+        float sn, cs;
+        sincosf(static_cast<float>(pos) * rope.inv_freq[i], &sn, &cs);
+        cs *= rope.attention_factor;
+        sn *= rope.attention_factor;
+        uint16_t* out = head < rope.heads ? rope.q_out + (t * rope.heads + head) * d
+                                          : rope.k_cache + pos * kv_dim + (head - rope.heads) * d;
+        out[i] = detail::float_to_bf16_bits(lo * cs - hi * sn);
+        out[i + half] = detail::float_to_bf16_bits(hi * cs + lo * sn);
+      } else {
+        uint16_t* out = rope.v_cache + pos * kv_dim + (head - rope.heads - rope.kv_heads) * d;
+        out[i] = detail::float_to_bf16_bits(lo);
+        out[i + half] = detail::float_to_bf16_bits(hi);
+      }
+      continue;
+    }
+    if (lane < kRows && n0 + lane < N) {
+      const int64_t n = n0 + lane;
+      float v = lane == 0 ? acc[0] : acc[1];
+      if (bias != nullptr) v += bias[n];
+      float* out = y + t * N + n;
+      *out = accumulate ? *out + v : v;
+    }
+  }
+}
+
+template <bool kNorm, bool kRope>
+cudaError_t launch(const uint16_t* W, const float* bias, const float* x, const uint16_t* norm, float eps, int64_t T,
+                   int64_t N, int64_t K, bool accumulate, float* y, const RopeQkvArgs& rope, cudaStream_t stream) {
+  if (T < 0 || N <= 0 || K <= 0 || K % 8 != 0 || K > (1 << 24) || T > 65535) return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  if (W == nullptr || x == nullptr || (y == nullptr && !kRope) || !detail::aligned16(W)) return cudaErrorInvalidValue;
+  const size_t smem = sizeof(float) * static_cast<size_t>(K);
+  if (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(gemv_kernel<kNorm, kRope>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(smem));
+    if (e != cudaSuccess) return e;
+  }
+  int device = 0, sms = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    return e;
+  const int64_t tasks = (N + kRows - 1) / kRows;
+  const int64_t ctas = std::min<int64_t>((tasks + kWarps - 1) / kWarps, static_cast<int64_t>(sms) * kCtasPerSm);
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(T));
+  return detail::launch_pdl(gemv_kernel<kNorm, kRope>, grid, dim3(kWarps * 32), smem, stream,
+                            reinterpret_cast<const uint4*>(W), bias, x, norm, eps, N, K, accumulate, y, rope);
 }
 
 }  // namespace
 
 cudaError_t gemv_bf16(const uint16_t* W, const float* bias, const float* x, int64_t T, int64_t N, int64_t K,
                       bool accumulate, float* y, cudaStream_t stream) {
-  if (T < 0 || N <= 0 || K <= 0 || K % 8 != 0 || T > 65535) return cudaErrorInvalidValue;
-  if (T == 0) return cudaSuccess;
-  if (W == nullptr || x == nullptr || y == nullptr || !detail::aligned16(W)) return cudaErrorInvalidValue;
-  const size_t smem = sizeof(float) * static_cast<size_t>(K);
-  if (smem > 48 * 1024) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(gemv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (e != cudaSuccess) return e;
-  }
-  const dim3 grid(static_cast<unsigned>((N + kWarps - 1) / kWarps), static_cast<unsigned>(T));
-  gemv_kernel<<<grid, kWarps * 32, smem, stream>>>(reinterpret_cast<const uint4*>(W), bias, x, N, K, accumulate, y);
-  return cudaGetLastError();
+  return launch<false, false>(W, bias, x, nullptr, 0.0f, T, N, K, accumulate, y, RopeQkvArgs{}, stream);
+}
+
+cudaError_t gemv_bf16_rms_normed(const uint16_t* W, const float* bias, const float* x, const uint16_t* norm, float eps,
+                                 int64_t T, int64_t N, int64_t K, float* y, cudaStream_t stream) {
+  if (norm == nullptr) return cudaErrorInvalidValue;
+  return launch<true, false>(W, bias, x, norm, eps, T, N, K, false, y, RopeQkvArgs{}, stream);
+}
+
+cudaError_t gemv_bf16_qkv_rope(const uint16_t* W, const float* bias, const float* x, const uint16_t* norm, float eps,
+                               int64_t K, const RopeQkvArgs& r, cudaStream_t stream) {
+  if (norm == nullptr || bias == nullptr || r.heads <= 0 || r.kv_heads <= 0 || r.head_dim <= 0 || r.head_dim % 2 != 0 ||
+      r.inv_freq == nullptr || r.position == nullptr || r.q_out == nullptr || r.k_cache == nullptr ||
+      r.v_cache == nullptr)
+    return cudaErrorInvalidValue;
+  const int64_t N = static_cast<int64_t>(r.heads + 2 * r.kv_heads) * r.head_dim;
+  return launch<true, true>(W, bias, x, norm, eps, r.T, N, K, false, nullptr, r, stream);
 }
 
 }  // namespace day0::kernels

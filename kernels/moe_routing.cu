@@ -1,19 +1,19 @@
 #include "moe_routing.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "device_util.cuh"
+#include "mxfp4_gemv.h"
+#include "split_int8.cuh"
 
 namespace day0::kernels {
 namespace {
 
-// One warp per token: k rounds of a warp arg-max over the logits not yet taken.
-__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, int32_t* __restrict__ ids,
-                                   float* __restrict__ weights) {
-  const int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const int lane = threadIdx.x & 31;
-  if (t >= T) return;
-  const float* r = logits + t * E;
+// One warp: k rounds of a warp arg-max over the logits r[E] not yet taken; lane 0 writes the k
+// ids and softmax weights.
+__device__ void topk_softmax_warp(const float* r, int E, int k, int lane, int32_t* __restrict__ ids,
+                                  float* __restrict__ weights) {
   int chosen[kRouterMaxTopK];
   float value[kRouterMaxTopK];
   for (int j = 0; j < k; ++j) {
@@ -44,9 +44,73 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
   float z = 0.0f;
   for (int j = 0; j < k; ++j) z += expf(value[j] - value[0]);
   for (int j = 0; j < k; ++j) {
-    ids[t * k + j] = chosen[j];
-    weights[t * k + j] = expf(value[j] - value[0]) / z;
+    ids[j] = chosen[j];
+    weights[j] = expf(value[j] - value[0]) / z;
   }
+}
+
+// One warp per token.
+__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, int32_t* __restrict__ ids,
+                                   float* __restrict__ weights) {
+  const int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (t >= T) return;
+  topk_softmax_warp(logits + t * E, E, k, threadIdx.x & 31, ids + t * k, weights + t * k);
+}
+
+constexpr int kRouterWarps = 4;  // router rows per CTA, one per warp
+
+// The decode router over ceil(E / 4) CTAs per token: each stages RMSNorm(x[t]) in shared
+// memory (fp32), quantises its share of the split int8 blocks, computes its router rows into
+// `logits`; the last CTA of the token to finish (a counter in `done`, reset by that CTA for the
+// next launch) takes the top-k.
+__global__ void __launch_bounds__(kRouterWarps * 32)
+    router_decode_kernel(const float* __restrict__ x, const uint16_t* __restrict__ norm, float eps,
+                         const uint16_t* __restrict__ W, const float* __restrict__ bias, int H, int E, int k,
+                         int32_t* __restrict__ ids, float* __restrict__ weights, int8_t* __restrict__ x_q,
+                         float* __restrict__ x_scale, float* logits, unsigned* done) {
+  extern __shared__ float xs[];
+  __shared__ float scratch[32];
+  __shared__ bool last;
+  const int64_t t = blockIdx.y;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int e = blockIdx.x * kRouterWarps + warp;
+  const int chunks = H / 8;
+  const uint4* w = reinterpret_cast<const uint4*>(W) + static_cast<int64_t>(e) * chunks;
+  if (e < E) detail::prefetch_l2_warp(w, static_cast<int64_t>(H) * 2, lane);
+  detail::pdl_wait();
+  detail::pdl_release();
+  detail::stage_row<8>(x + t * H, H, norm, eps, xs, scratch);
+  const int nb = H / 32;
+  for (int b = blockIdx.x * kRouterWarps + warp; b < nb; b += gridDim.x * kRouterWarps)
+    detail::quantize_block_split_int8(xs[b * 32 + lane], lane, x_q + (t * nb + b) * kSplitInt8BlockBytes,
+                                      x_scale + t * nb + b);
+  if (e < E) {
+    float acc = 0.0f;
+#pragma unroll 4
+    for (int c = lane; c < chunks; c += 32) {
+      const uint4 v = __ldg(w + c);
+      const float4 x0 = *reinterpret_cast<const float4*>(xs + 8 * c);
+      const float4 x1 = *reinterpret_cast<const float4*>(xs + 8 * c + 4);
+      acc += __uint_as_float(v.x << 16) * x0.x + __uint_as_float(v.x & 0xffff0000u) * x0.y;
+      acc += __uint_as_float(v.y << 16) * x0.z + __uint_as_float(v.y & 0xffff0000u) * x0.w;
+      acc += __uint_as_float(v.z << 16) * x1.x + __uint_as_float(v.z & 0xffff0000u) * x1.y;
+      acc += __uint_as_float(v.w << 16) * x1.z + __uint_as_float(v.w & 0xffff0000u) * x1.w;
+    }
+    acc = detail::warp_sum(acc);
+    if (lane == 0) logits[t * E + e] = acc + bias[e];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&done[t], 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int i = threadIdx.x; i < E; i += blockDim.x) xs[i] = __ldcg(logits + t * E + i);
+  __syncthreads();
+  if (warp == 0) topk_softmax_warp(xs, E, k, lane, ids + t * k, weights + t * k);
+  if (threadIdx.x == 0) done[t] = 0;
 }
 
 // One CTA: count pairs per expert, lay out slots and tiles (thread 0), then place each pair.
@@ -118,6 +182,26 @@ cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* i
   const int64_t threads = T * 32;
   router_topk_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(logits, T, E, k, ids, weights);
   return cudaGetLastError();
+}
+
+cudaError_t router_decode(const float* x, const uint16_t* norm, float eps, const uint16_t* W, const float* bias,
+                          int64_t T, int E, int H, int k, int32_t* ids, float* weights, int8_t* x_q, float* x_scale,
+                          float* logits, unsigned* done, cudaStream_t stream) {
+  if (T < 0 || T > 65535 || E <= 0 || H <= 0 || H % 32 != 0 || k < 1 || k > E || k > kRouterMaxTopK)
+    return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  if (x == nullptr || norm == nullptr || W == nullptr || bias == nullptr || ids == nullptr || weights == nullptr ||
+      x_q == nullptr || x_scale == nullptr || logits == nullptr || done == nullptr || !detail::aligned16(W))
+    return cudaErrorInvalidValue;
+  const size_t smem = sizeof(float) * static_cast<size_t>(std::max(H, E));
+  if (smem > 48 * 1024) {
+    const cudaError_t e =
+        cudaFuncSetAttribute(router_decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess) return e;
+  }
+  const dim3 grid(static_cast<unsigned>((E + kRouterWarps - 1) / kRouterWarps), static_cast<unsigned>(T));
+  return detail::launch_pdl(router_decode_kernel, grid, dim3(kRouterWarps * 32), smem, stream, x, norm, eps, W, bias, H,
+                            E, k, ids, weights, x_q, x_scale, logits, done);
 }
 
 int64_t moe_max_tiles(int64_t pairs, int64_t experts, int tile_rows) {

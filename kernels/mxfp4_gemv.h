@@ -4,11 +4,25 @@
 // weights + residual add. Layouts as in gpt-oss checkpoints, all experts of one layer:
 // gate_up blocks [E, 2I, H/32, 16], scales [E, 2I, H/32]; down blocks [E, H, I/32, 16],
 // scales [E, H, I/32]; biases fp32 [E, 2I] and [E, H]. H % 32 == I % 32 == 0.
+//
+// The inputs are split int8 vectors (below) so the inner loop is integer dot products (dp4a)
+// of table-decoded E2M1 codes: decoding 4-bit codes to floats costs more integer instructions
+// than the memory system leaves time for at HBM speed.
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
 
 namespace day0::kernels {
+
+// A split int8 vector: each 32-value block b of an fp32 row is x ~ scale[b] * (hi + lo / 254),
+// hi = round(x / scale), lo = round((x / scale - hi) * 254), scale = max|x| / 127 over the
+// block (0 for an all-zero block). The error is at most max|x| / 64,516 per value, close to
+// fp32 for a dot product. q: [rows, K/32, 64] int8 (32 hi then 32 lo per block); scale:
+// [rows, K/32] fp32.
+inline constexpr int kSplitInt8BlockBytes = 64;
+
+// x: [rows, K] fp32, K % 32 == 0.
+cudaError_t quantize_split_int8(const float* x, int64_t rows, int64_t K, int8_t* q, float* scale, cudaStream_t stream);
 
 struct MoeDecodeArgs {
   int64_t T = 0;
@@ -24,9 +38,12 @@ struct MoeDecodeArgs {
   float swiglu_limit = 7.0f, swiglu_alpha = 1.702f;
 };
 
-// act [T, k, I] fp32 = activation(x[t] . gate_up_e^T + bias_e) for e = ids[t, j]; x: [T, H] fp32.
-cudaError_t moe_decode_gate_up(const MoeDecodeArgs& args, const float* x, float* act, cudaStream_t stream);
+// act[t, j] = activation(x[t] . gate_up_e^T + bias_e) for e = ids[t, j], as a split int8
+// vector of I values. x: split int8 [T, H]; act_q / act_scale: split int8 [T * k, I].
+cudaError_t moe_decode_gate_up(const MoeDecodeArgs& args, const int8_t* x_q, const float* x_scale, int8_t* act_q,
+                               float* act_scale, cudaStream_t stream);
 // residual[t] += sum_j weights[t, j] * (act[t, j] . down_e^T + down_bias_e), j in order.
-cudaError_t moe_decode_down(const MoeDecodeArgs& args, const float* act, float* residual, cudaStream_t stream);
+cudaError_t moe_decode_down(const MoeDecodeArgs& args, const int8_t* act_q, const float* act_scale, float* residual,
+                            cudaStream_t stream);
 
 }  // namespace day0::kernels

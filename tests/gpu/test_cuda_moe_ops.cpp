@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "backend/cpu/cpu_ops.h"
 #include "core/thread_pool.h"
@@ -22,6 +23,10 @@ using namespace day0::gpu_test;
 namespace k = day0::kernels;
 
 namespace {
+
+cpu::Matrix bf16_matrix(const std::vector<std::uint16_t>& v, std::int64_t rows, std::int64_t cols) {
+  return {DType::bf16, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
+}
 
 struct Experts {
   std::int64_t E, rows, cols;
@@ -93,6 +98,101 @@ class TestCudaMoeOps : public QObject {
     }
   }
 
+  // The fused decode router: RMSNorm, router GEMV, top-k and the split int8 copy of the normed
+  // row, against the CPU norm, linear and reference top-k.
+  void router_decode() {
+    std::mt19937 rng(21);
+    ThreadPool pool(2);
+    for (const auto& [E, K, H] : {std::tuple<int, int, int>{32, 4, 2880}, {128, 4, 64}, {8, 2, 96}}) {
+      const std::int64_t T = 5;
+      const auto x = random_floats(rng, T * H, 3.0f);
+      const auto norm = to_bf16(random_floats(rng, H, 1.0f));
+      const auto w = to_bf16(random_floats(rng, static_cast<std::size_t>(E) * H, 1.0f / std::sqrt(float(H))));
+      const auto bias = random_floats(rng, E, 0.1f);
+      std::vector<float> normed(T * H), logits(T * E);
+      cpu::rms_norm(x.data(), T, H, bf16_matrix(norm, 1, H), 1e-5f, normed.data());
+      const cpu::Matrix bm{DType::f32, reinterpret_cast<const std::uint8_t*>(bias.data()), 1, E};
+      cpu::linear(pool, normed.data(), T, bf16_matrix(w, E, H), &bm, logits.data());
+      auto dx = to_device(x);
+      auto dn = to_device(norm);
+      auto dw = to_device(w);
+      auto db = to_device(bias);
+      GuardedBuffer ids(T * K * 4), wts(T * K * 4), q(T * H / 32 * k::kSplitInt8BlockBytes), qs(T * H / 32 * 4);
+      GuardedBuffer scratch(T * E * 4), done(T * 4);
+      CUDA_VERIFY(cudaMemset(done.as<void>(), 0, T * 4));
+      // Twice: the first call must leave its CTA counters at zero for the next.
+      for (int call = 0; call < 2; ++call) {
+        if (call == 1) CUDA_VERIFY(cudaMemset(ids.as<void>(), 0xCD, T * K * 4));
+        CUDA_VERIFY(k::router_decode(dx.as<float>(), dn.as<std::uint16_t>(), 1e-5f, dw.as<std::uint16_t>(),
+                                     db.as<float>(), T, E, H, K, ids.as<std::int32_t>(), wts.as<float>(),
+                                     q.as<std::int8_t>(), qs.as<float>(), scratch.as<float>(), done.as<unsigned>(),
+                                     nullptr));
+      }
+      QVERIFY(to_host<std::uint32_t>(done, T) == std::vector<std::uint32_t>(T, 0u));
+      const auto gi = to_host<std::int32_t>(ids, T * K);
+      const auto gw = to_host<float>(wts, T * K);
+      const auto hq = to_host<std::int8_t>(q, T * H / 32 * k::kSplitInt8BlockBytes);
+      const auto hs = to_host<float>(qs, T * H / 32);
+      for (std::int64_t t = 0; t < T; ++t) {
+        std::vector<std::int32_t> wi(K);
+        std::vector<float> ww(K);
+        reference_topk(logits.data() + t * E, E, K, wi.data(), ww.data());
+        for (int j = 0; j < K; ++j) {
+          // The same choice, or one whose logit ties the CPU's within fp32 summation noise.
+          const float a = logits[t * E + wi[j]], b = logits[t * E + gi[t * K + j]];
+          QVERIFY2(gi[t * K + j] == wi[j] || std::fabs(a - b) <= 1e-5f * std::fabs(a),
+                   qPrintable(QString("token %1 slot %2: %3 vs %4").arg(t).arg(j).arg(gi[t * K + j]).arg(wi[j])));
+          QVERIFY(std::fabs(gw[t * K + j] - ww[j]) <= 1e-4f);
+        }
+        for (int b = 0; b < H / 32; ++b) {
+          float amax = 0.0f;
+          for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(normed[t * H + b * 32 + i]));
+          for (int i = 0; i < 32; ++i) {
+            const std::size_t at = static_cast<std::size_t>((t * H / 32 + b) * 64);
+            const double back = hs[t * H / 32 + b] * (hq[at + i] + hq[at + 32 + i] / 254.0);
+            QVERIFY(std::fabs(back - normed[t * H + b * 32 + i]) <= amax * 2e-5);
+          }
+        }
+      }
+      QVERIFY(ids.guard_intact() && wts.guard_intact() && q.guard_intact() && qs.guard_intact() &&
+              scratch.guard_intact() && done.guard_intact());
+    }
+  }
+
+  // The split int8 vectors the decode GEMVs read: every value within max|x| / 64,516 of its
+  // block's reconstruction, zero blocks exact, magnitudes from 1e-30 to 1e30.
+  void quantize_split_int8() {
+    std::mt19937 rng(5);
+    const std::int64_t rows = 7, K = 2880;
+    auto x = random_floats(rng, rows * K);
+    std::uniform_int_distribution<int> exponent(-100, 100);
+    for (std::int64_t b = 0; b < rows * K / 32; ++b) {
+      const float m = b % 11 == 3 ? 0.0f : std::pow(10.0f, exponent(rng) * 0.3f);
+      for (int i = 0; i < 32; ++i) x[b * 32 + i] *= m;
+    }
+    x[100] = 0.0f;
+    auto d = to_device(x);
+    GuardedBuffer q(rows * K / 32 * k::kSplitInt8BlockBytes), sc(rows * K / 32 * 4);
+    CUDA_VERIFY(k::quantize_split_int8(d.as<float>(), rows, K, q.as<std::int8_t>(), sc.as<float>(), nullptr));
+    const auto hq = to_host<std::int8_t>(q, rows * K / 32 * k::kSplitInt8BlockBytes);
+    const auto hs = to_host<float>(sc, rows * K / 32);
+    for (std::int64_t b = 0; b < rows * K / 32; ++b) {
+      float amax = 0.0f;
+      for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+      QVERIFY(std::fabs(hs[b] - amax / 127.0f) <= 1e-6f * amax);
+      for (int i = 0; i < 32; ++i) {
+        const int hi = hq[b * 64 + i], lo = hq[b * 64 + 32 + i];
+        QVERIFY(hi >= -127 && hi <= 127 && lo >= -127 && lo <= 127);
+        const double back = static_cast<double>(hs[b]) * (hi + lo / 254.0);
+        QVERIFY2(std::fabs(back - x[b * 32 + i]) <= amax * (1.0 / 64516 + 1e-6),
+                 qPrintable(QString("block %1 value %2: %3 vs %4").arg(b).arg(i).arg(back).arg(x[b * 32 + i])));
+      }
+    }
+    QVERIFY(q.guard_intact() && sc.guard_intact());
+    QCOMPARE(k::quantize_split_int8(d.as<float>(), rows, 100, q.as<std::int8_t>(), sc.as<float>(), nullptr),
+             cudaErrorInvalidValue);
+  }
+
   void prefill_and_decode_moe_data() {
     QTest::addColumn<int>("E");
     QTest::addColumn<int>("K");
@@ -148,7 +248,7 @@ class TestCudaMoeOps : public QObject {
       return got;
     };
 
-    // Decode path: fused MXFP4 GEMVs, fp32 throughout.
+    // Decode path: fused MXFP4 GEMVs over split int8 inputs (near fp32: the same 1e-4 bound).
     {
       k::MoeDecodeArgs m;
       m.T = T;
@@ -165,12 +265,17 @@ class TestCudaMoeOps : public QObject {
       m.down_bias = d_dn_bias.as<float>();
       auto dx = to_device(x);
       auto dr = to_device(residual);
-      GuardedBuffer act_d(static_cast<std::size_t>(T) * K * I * 4);
-      CUDA_VERIFY(k::moe_decode_gate_up(m, dx.as<float>(), act_d.as<float>(), nullptr));
-      CUDA_VERIFY(k::moe_decode_down(m, act_d.as<float>(), dr.as<float>(), nullptr));
+      GuardedBuffer xq(static_cast<std::size_t>(T) * H / 32 * k::kSplitInt8BlockBytes), xs(T * H / 32 * 4);
+      GuardedBuffer act_q(static_cast<std::size_t>(T) * K * I / 32 * k::kSplitInt8BlockBytes),
+          act_s(static_cast<std::size_t>(T) * K * I / 32 * 4);
+      CUDA_VERIFY(k::quantize_split_int8(dx.as<float>(), T, H, xq.as<std::int8_t>(), xs.as<float>(), nullptr));
+      CUDA_VERIFY(k::moe_decode_gate_up(m, xq.as<std::int8_t>(), xs.as<float>(), act_q.as<std::int8_t>(),
+                                        act_s.as<float>(), nullptr));
+      CUDA_VERIFY(k::moe_decode_down(m, act_q.as<std::int8_t>(), act_s.as<float>(), dr.as<float>(), nullptr));
       const double err = rel_l2(delta(dr), want_delta);
       QVERIFY2(err < 1e-4, qPrintable(QString("decode MoE %1").arg(err)));
-      QVERIFY(act_d.guard_intact() && dr.guard_intact());
+      QVERIFY(xq.guard_intact() && xs.guard_intact() && act_q.guard_intact() && act_s.guard_intact() &&
+              dr.guard_intact());
     }
 
     // Prefill path: routes, gather, workspace, grouped GEMMs, combine; FP8 and bf16 workspaces.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "attention.h"
 #include "backend/cpu/cpu_ops.h"
@@ -149,6 +150,91 @@ class TestCudaOps : public QObject {
     QVERIFY(q.guard_intact() && kc.guard_intact() && vc.guard_intact());
   }
 
+  // The decode q/k/v projection with RMSNorm and RoPE fused, against the CPU norm, linear and
+  // rope_halves, and bit for bit against the unfused GPU path (normed GEMV, then rope_qkv).
+  void qkv_rope_fused() {
+    std::mt19937 rng(31);
+    ThreadPool pool(2);
+    for (const auto& [heads, kv_heads, d, K] :
+         {std::tuple<int, int, int, int>{64, 8, 64, 2880}, {6, 2, 24, 64}, {4, 4, 16, 40}}) {
+      const std::int64_t T = 2, pos0 = 4090, capacity = 4200;
+      blocks::Rope rope;
+      for (int i = 0; i < d / 2; ++i) rope.inv_freq.push_back(std::pow(150000.0f, -2.0f * i / d));
+      rope.attention_factor = 1.3466f;
+      const int N = (heads + 2 * kv_heads) * d;
+      const auto w = to_bf16(random_floats(rng, static_cast<std::size_t>(N) * K, 1.0f / std::sqrt(float(K))));
+      const auto bias = random_floats(rng, N, 0.1f);
+      const auto x = random_floats(rng, T * K, 2.0f);
+      const auto norm = to_bf16(random_floats(rng, K, 1.0f));
+      std::vector<float> normed(T * K), qkv(T * N);
+      cpu::rms_norm(x.data(), T, K, bf16_matrix(norm, 1, K), 1e-5f, normed.data());
+      cpu::linear(pool, normed.data(), T, bf16_matrix(w, N, K), nullptr, qkv.data());
+      for (std::int64_t i = 0; i < T * N; ++i) qkv[i] += bias[i % N];
+      std::vector<float> cos(T * d / 2), sin(cos.size());
+      rope.tables(pos0, T, cos.data(), sin.data());
+      std::vector<float> wq(T * heads * d), wk(T * kv_heads * d), wv(wk.size());
+      for (std::int64_t t = 0; t < T; ++t) {
+        std::copy_n(qkv.begin() + t * N, heads * d, wq.begin() + t * heads * d);
+        std::copy_n(qkv.begin() + t * N + heads * d, kv_heads * d, wk.begin() + t * kv_heads * d);
+        std::copy_n(qkv.begin() + t * N + (heads + kv_heads) * d, kv_heads * d, wv.begin() + t * kv_heads * d);
+      }
+      cpu::rope_halves(wq.data(), T, heads, d, cos.data(), sin.data());
+      cpu::rope_halves(wk.data(), T, kv_heads, d, cos.data(), sin.data());
+
+      auto dw = to_device(w);
+      auto db = to_device(bias);
+      auto dx = to_device(x);
+      auto dn = to_device(norm);
+      auto d_freq = to_device(rope.inv_freq);
+      std::vector<std::int32_t> pos{static_cast<std::int32_t>(pos0)};
+      auto d_pos = to_device(pos);
+      const std::size_t cache = static_cast<std::size_t>(capacity) * kv_heads * d * 2;
+      GuardedBuffer q(T * heads * d * 2), kc(cache), vc(cache), q2(T * heads * d * 2), kc2(cache), vc2(cache);
+      GuardedBuffer dqkv(T * N * 4);
+      k::RopeQkvArgs a;
+      a.T = T;
+      a.heads = heads;
+      a.kv_heads = kv_heads;
+      a.head_dim = d;
+      a.inv_freq = d_freq.as<float>();
+      a.attention_factor = rope.attention_factor;
+      a.position = d_pos.as<std::int32_t>();
+      a.q_out = q.as<std::uint16_t>();
+      a.k_cache = kc.as<std::uint16_t>();
+      a.v_cache = vc.as<std::uint16_t>();
+      CUDA_VERIFY(k::gemv_bf16_qkv_rope(dw.as<std::uint16_t>(), db.as<float>(), dx.as<float>(), dn.as<std::uint16_t>(),
+                                        1e-5f, K, a, nullptr));
+      const auto gq = from_bf16(to_host<std::uint16_t>(q, T * heads * d));
+      const auto all_k = from_bf16(to_host<std::uint16_t>(kc, cache / 2));
+      const auto all_v = from_bf16(to_host<std::uint16_t>(vc, cache / 2));
+      const std::vector<float> gk(all_k.begin() + pos0 * kv_heads * d, all_k.begin() + (pos0 + T) * kv_heads * d);
+      const std::vector<float> gv(all_v.begin() + pos0 * kv_heads * d, all_v.begin() + (pos0 + T) * kv_heads * d);
+      QVERIFY2(rel_l2(gq, wq) < 5e-3, qPrintable(QString::number(rel_l2(gq, wq))));
+      QVERIFY2(rel_l2(gk, wk) < 5e-3, qPrintable(QString::number(rel_l2(gk, wk))));
+      QVERIFY2(rel_l2(gv, wv) < 5e-3, qPrintable(QString::number(rel_l2(gv, wv))));
+      QCOMPARE(to_host<std::uint16_t>(kc, cache / 2)[0], static_cast<std::uint16_t>(0xCDCD));
+      QVERIFY(q.guard_intact() && kc.guard_intact() && vc.guard_intact());
+
+      a.qkv = dqkv.as<float>();
+      a.q_out = q2.as<std::uint16_t>();
+      a.k_cache = kc2.as<std::uint16_t>();
+      a.v_cache = vc2.as<std::uint16_t>();
+      CUDA_VERIFY(k::gemv_bf16_rms_normed(dw.as<std::uint16_t>(), db.as<float>(), dx.as<float>(),
+                                          dn.as<std::uint16_t>(), 1e-5f, T, N, K, dqkv.as<float>(), nullptr));
+      CUDA_VERIFY(k::rope_qkv(a, nullptr));
+      // The same fp32 values rounded once to bf16 (one unit of difference allowed where the
+      // compiler contracts the rotation into fused multiply-adds differently).
+      const auto close = [](const std::vector<std::uint16_t>& u, const std::vector<std::uint16_t>& v) {
+        for (std::size_t i = 0; i < u.size(); ++i)
+          if (std::abs(int{u[i]} - int{v[i]}) > 1) return false;
+        return u.size() == v.size();
+      };
+      QVERIFY(close(to_host<std::uint16_t>(q, T * heads * d), to_host<std::uint16_t>(q2, T * heads * d)));
+      QVERIFY(close(to_host<std::uint16_t>(kc, cache / 2), to_host<std::uint16_t>(kc2, cache / 2)));
+      QVERIFY(close(to_host<std::uint16_t>(vc, cache / 2), to_host<std::uint16_t>(vc2, cache / 2)));
+    }
+  }
+
   void attention_data() {
     QTest::addColumn<int>("heads");
     QTest::addColumn<int>("kv_heads");
@@ -158,6 +244,7 @@ class TestCudaOps : public QObject {
     QTest::addColumn<qint64>("window");
     QTest::newRow("gqa 3:1, d 24, window 5") << 6 << 2 << 24 << qint64(0) << qint64(40) << qint64(5);
     QTest::newRow("mqa, d 32, full") << 3 << 1 << 32 << qint64(0) << qint64(37) << qint64(0);
+    QTest::newRow("gqa 2:1, d 24 (pair loads), window 5") << 4 << 2 << 24 << qint64(0) << qint64(40) << qint64(5);
     QTest::newRow("gpt-oss heads, d 64, window 128, cached prefix")
         << 64 << 8 << 64 << qint64(300) << qint64(77) << qint64(128);
     QTest::newRow("d 128, full, cached prefix") << 8 << 2 << 128 << qint64(1000) << qint64(50) << qint64(0);
@@ -230,7 +317,9 @@ class TestCudaOps : public QObject {
     cuda::MemoryLedger ledger;
     auto gemm = cuda::LtGemm::create(&ledger);
     QVERIFY2(gemm.is_ok(), qPrintable(QString::fromStdString(gemm.status().message())));
-    for (const auto& [N, K] : {std::pair<std::int64_t, std::int64_t>{5120, 2880}, {144, 96}, {33, 64}, {2880, 4096}}) {
+    // 40,011 rows: more than the capped grid covers in one pass (odd: a lone last row).
+    for (const auto& [N, K] :
+         {std::pair<std::int64_t, std::int64_t>{5120, 2880}, {144, 96}, {33, 64}, {2880, 4096}, {40011, 64}}) {
       const std::int64_t T = 3;
       const auto w = to_bf16(random_floats(rng, N * K, 1.0f / std::sqrt(static_cast<float>(K))));
       const auto bias = random_floats(rng, N);
@@ -254,6 +343,22 @@ class TestCudaOps : public QObject {
       for (std::int64_t i = 0; i < T * N; ++i) want_acc[i] += y0[i] + bias[i % N];
       QVERIFY2(rel_l2(to_host<float>(y, T * N), want_acc) < 1e-5, "gemv accumulate");
       QVERIFY(y.guard_intact());
+      // gemv with the RMSNorm of an fp32 residual row fused in, against norm then linear.
+      {
+        const auto residual = random_floats(rng, T * K, 3.0f);
+        const auto norm = to_bf16(random_floats(rng, K, 1.0f));
+        std::vector<float> normed(T * K), want_n(T * N);
+        cpu::rms_norm(residual.data(), T, K, bf16_matrix(norm, 1, K), 1e-5f, normed.data());
+        cpu::linear(pool, normed.data(), T, bf16_matrix(w, N, K), nullptr, want_n.data());
+        for (std::int64_t i = 0; i < T * N; ++i) want_n[i] += bias[i % N];
+        auto dr = to_device(residual);
+        auto dn = to_device(norm);
+        GuardedBuffer yn(T * N * 4);
+        CUDA_VERIFY(k::gemv_bf16_rms_normed(dw.as<std::uint16_t>(), db.as<float>(), dr.as<float>(),
+                                            dn.as<std::uint16_t>(), 1e-5f, T, N, K, yn.as<float>(), nullptr));
+        QVERIFY2(rel_l2(to_host<float>(yn, T * N), want_n) < 1e-5, "normed gemv");
+        QVERIFY(yn.guard_intact());
+      }
       // cuBLASLt: overwrite, then accumulate, then the bias kernel.
       QVERIFY((*gemm)
                   ->linear(dw.as<std::uint16_t>(), dxb.as<std::uint16_t>(), y.as<float>(), T, N, K, false, nullptr)
@@ -318,6 +423,8 @@ class TestCudaOps : public QObject {
     a.kv_heads = 3;  // not a divisor
     QCOMPARE(k::attention_prefill(a, nullptr, 1, 0, nullptr, nullptr), cudaErrorInvalidValue);
     QCOMPARE(k::gemv_bf16(nullptr, nullptr, nullptr, 1, 8, 12, false, nullptr, nullptr), cudaErrorInvalidValue);
+    QCOMPARE(k::gemv_bf16_rms_normed(nullptr, nullptr, nullptr, nullptr, 1e-5f, 1, 8, 16, nullptr, nullptr),
+             cudaErrorInvalidValue);
     QCOMPARE(k::rms_norm(nullptr, 1, 8, nullptr, 1e-5f, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
     CUDA_VERIFY(cudaGetLastError());
   }

@@ -325,7 +325,9 @@ class GptOssCuda final : public models::LoadedModel {
   DeviceBuffer tokens_dev_, pos_dev_, len_dev_, partial_;
   DeviceBuffer counts_, sorted_pair_, row_of_pair_, active_experts_, slot_offsets_, active_count_, tile_slot_,
       tile_row_, tile_count_;
-  DeviceBuffer xs_, act_, ys_, act_decode_;
+  DeviceBuffer xs_, act_, ys_;
+  DeviceBuffer xq_decode_, xscale_decode_, actq_decode_, acts_decode_;  // split int8 decode MoE inputs
+  DeviceBuffer router_done_;                                            // router_decode's CTA counter
   DeviceBuffer workspace_, workspace_exp_;
   std::int64_t max_slots_ = 0, max_tiles_ = 0;
   PinnedBuffer host_tokens_, host_pos_, host_logits_;
@@ -488,7 +490,13 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   DAY0_RETURN_IF_ERROR(alloc(pairs * Hs * 2, &xs_, A, "expert inputs"));
   DAY0_RETURN_IF_ERROR(alloc(pairs * static_cast<std::size_t>(I) * 2, &act_, A, "expert activations"));
   DAY0_RETURN_IF_ERROR(alloc(pairs * Hs * 4, &ys_, A, "expert outputs"));
-  DAY0_RETURN_IF_ERROR(alloc(K * static_cast<std::size_t>(I) * 4, &act_decode_, A, "expert activations"));
+  DAY0_RETURN_IF_ERROR(alloc(Hs / 32 * k::kSplitInt8BlockBytes, &xq_decode_, A, "expert inputs"));
+  DAY0_RETURN_IF_ERROR(alloc(Hs / 32 * 4, &xscale_decode_, A, "expert inputs"));
+  DAY0_RETURN_IF_ERROR(
+      alloc(K * static_cast<std::size_t>(I) / 32 * k::kSplitInt8BlockBytes, &actq_decode_, A, "expert activations"));
+  DAY0_RETURN_IF_ERROR(alloc(K * static_cast<std::size_t>(I) / 32 * 4, &acts_decode_, A, "expert activations"));
+  DAY0_RETURN_IF_ERROR(alloc(4, &router_done_, A, "the router"));
+  DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(router_done_.get(), 0, 4), "clearing the router counter");
 
   // The shared expert workspace: one layer's routed experts, one matrix kind at a time.
   const std::size_t values = static_cast<std::size_t>(max_slots_) * static_cast<std::size_t>(2 * I * H);
@@ -706,7 +714,9 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
 }
 
 // The decode step for one token (tokens_dev_[0] at *pos_dev_, *len_dev_ = position + 1), as a
-// sequence of launches that a graph can capture. Ends with the logits in logits_ row 0.
+// sequence of launches that a graph can capture: 7 per layer (the RMSNorms fused into the
+// projections that read them, RoPE and the cache writes into the qkv projection, the router's
+// top-k into the router), 170 for gpt-oss-20b. Ends with the logits in logits_ row 0.
 Status GptOssCuda::record_decode(CudaState& st) {
   cudaStream_t s = stream_.get();
   PhaseTimer& pt = decode_timer_;
@@ -714,7 +724,6 @@ Status GptOssCuda::record_decode(CudaState& st) {
   const std::int64_t H = s_.hidden, E = s_.experts, K = s_.top_k;
   const float eps = static_cast<float>(s_.rms_eps);
   float* x = x_.as<float>();
-  float* hf = hf_.as<float>();
   DAY0_K(k::embedding_lookup(embed_.as<std::uint16_t>(), H, tokens_dev_.as<std::int32_t>(), 1, x, s), "embedding");
   pt.mark(s, PhaseTimer::embed);
   k::MoeDecodeArgs m;
@@ -724,16 +733,14 @@ Status GptOssCuda::record_decode(CudaState& st) {
   m.top_k = static_cast<int>(K);
   m.ids = topk_ids_.as<std::int32_t>();
   m.weights = topk_w_.as<float>();
+  auto* xq = xq_decode_.as<std::int8_t>();
+  auto* actq = actq_decode_.as<std::int8_t>();
   for (std::int64_t l = 0; l < s_.layers; ++l) {
     const Layer& L = layers_[static_cast<std::size_t>(l)];
-    DAY0_K(k::rms_norm(x, 1, H, L.input_norm.as<std::uint16_t>(), eps, nullptr, hf, s), "input norm");
-    pt.mark(s, PhaseTimer::norm);
-    DAY0_K(k::gemv_bf16(L.wqkv.as<std::uint16_t>(), L.bqkv.as<float>(), hf, 1, s_.qkv_dim(), H, false, qkv_.as<float>(),
-                        s),
+    DAY0_K(k::gemv_bf16_qkv_rope(L.wqkv.as<std::uint16_t>(), L.bqkv.as<float>(), x, L.input_norm.as<std::uint16_t>(),
+                                 eps, H, rope_args(st, l, 1), s),
            "qkv");
     pt.mark(s, PhaseTimer::qkv);
-    DAY0_K(k::rope_qkv(rope_args(st, l, 1), s), "RoPE");
-    pt.mark(s, PhaseTimer::rope);
     const k::AttentionArgs a = attention_args(st, l);
     DAY0_K(k::attention_decode(a, q_.as<std::uint16_t>(), len_dev_.as<std::int32_t>(), kDecodeSplits,
                                partial_.as<float>(), attn_f32_.as<float>(), s),
@@ -743,14 +750,11 @@ Status GptOssCuda::record_decode(CudaState& st) {
         k::gemv_bf16(L.wo.as<std::uint16_t>(), L.bo.as<float>(), attn_f32_.as<float>(), 1, H, s_.q_dim(), true, x, s),
         "o_proj");
     pt.mark(s, PhaseTimer::o_proj);
-    DAY0_K(k::rms_norm(x, 1, H, L.post_norm.as<std::uint16_t>(), eps, nullptr, hf, s), "post-attention norm");
-    pt.mark(s, PhaseTimer::norm);
-    DAY0_K(k::gemv_bf16(L.router.as<std::uint16_t>(), L.router_bias.as<float>(), hf, 1, E, H, false,
-                        router_logits_.as<float>(), s),
+    DAY0_K(k::router_decode(x, L.post_norm.as<std::uint16_t>(), eps, L.router.as<std::uint16_t>(),
+                            L.router_bias.as<float>(), 1, static_cast<int>(E), static_cast<int>(H), static_cast<int>(K),
+                            topk_ids_.as<std::int32_t>(), topk_w_.as<float>(), xq, xscale_decode_.as<float>(),
+                            router_logits_.as<float>(), router_done_.as<unsigned>(), s),
            "router");
-    DAY0_K(k::router_topk(router_logits_.as<float>(), 1, static_cast<int>(E), static_cast<int>(K),
-                          topk_ids_.as<std::int32_t>(), topk_w_.as<float>(), s),
-           "router top-k");
     pt.mark(s, PhaseTimer::router);
     m.gate_up_blocks = L.gu_blocks.as<std::uint8_t>();
     m.gate_up_scales = L.gu_scales.as<std::uint8_t>();
@@ -758,15 +762,16 @@ Status GptOssCuda::record_decode(CudaState& st) {
     m.down_blocks = L.dn_blocks.as<std::uint8_t>();
     m.down_scales = L.dn_scales.as<std::uint8_t>();
     m.down_bias = L.dn_bias.as<float>();
-    DAY0_K(k::moe_decode_gate_up(m, hf, act_decode_.as<float>(), s), "expert gate_up");
+    DAY0_K(k::moe_decode_gate_up(m, xq, xscale_decode_.as<float>(), actq, acts_decode_.as<float>(), s),
+           "expert gate_up");
     pt.mark(s, PhaseTimer::decode_moe);
-    DAY0_K(k::moe_decode_down(m, act_decode_.as<float>(), x, s), "expert down");
+    DAY0_K(k::moe_decode_down(m, actq, acts_decode_.as<float>(), x, s), "expert down");
     pt.mark(s, PhaseTimer::decode_moe);
   }
-  DAY0_K(k::rms_norm(x, 1, H, final_norm_.as<std::uint16_t>(), eps, nullptr, hf, s), "final norm");
-  pt.mark(s, PhaseTimer::norm);
   const std::uint16_t* head = s_.tied ? embed_.as<std::uint16_t>() : lm_head_.as<std::uint16_t>();
-  DAY0_K(k::gemv_bf16(head, nullptr, hf, 1, s_.vocab, H, false, logits_.as<float>(), s), "lm_head");
+  DAY0_K(k::gemv_bf16_rms_normed(head, nullptr, x, final_norm_.as<std::uint16_t>(), eps, 1, s_.vocab, H,
+                                 logits_.as<float>(), s),
+         "lm_head");
   pt.mark(s, PhaseTimer::lm_head);
   return Status::ok();
 }
