@@ -347,39 +347,54 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   }
 }
 
-// One warp per head: the splits' (m, l) read in parallel (lane = split), then each lane sums one
-// dimension over the splits with all of its loads in flight.
-__global__ void attention_combine_kernel(const float* __restrict__ sinks, const float* __restrict__ partial,
-                                         int head_dim, int splits, float* __restrict__ out) {
+// One CTA per head, a thread per dimension: with up to kFastSplits splits every thread issues
+// all of its loads (the splits' m, l and its dimension of o) before using any, so the combine
+// costs one memory latency.
+constexpr int kFastSplits = 32;
+
+__global__ void __launch_bounds__(kAttentionMaxHeadDim)
+    attention_combine_kernel(const float* __restrict__ sinks, const float* __restrict__ partial, int head_dim,
+                             int splits, float* __restrict__ out) {
   detail::pdl_wait();
   detail::pdl_release();
-  const int head = blockIdx.x, d = head_dim, lane = threadIdx.x;
+  const int head = blockIdx.x, d = head_dim, c = threadIdx.x;
+  if (c >= d) return;
   const float* p = partial + static_cast<int64_t>(head) * splits * (d + 2);
   const float sink = sinks[head];
-  float M = sink;
-  for (int s = lane; s < splits; s += 32) M = fmaxf(M, p[s * (d + 2)]);
-  M = detail::warp_max(M);
-  float L = lane == 0 ? expf(sink - M) : 0.0f;
-  for (int s = lane; s < splits; s += 32) {
-    const float ms = p[s * (d + 2)];
-    if (ms != -INFINITY) L += p[s * (d + 2) + 1] * expf(ms - M);
-  }
-  L = detail::warp_sum(L);
-  for (int c0 = 0; c0 < d; c0 += 32) {
-    const int c = c0 + lane;
-    float sum = 0.0f;
-    for (int s0 = 0; s0 < splits; s0 += 32) {
-      const float ms = s0 + lane < splits ? p[(s0 + lane) * (d + 2)] : -INFINITY;
-      const float w = ms == -INFINITY ? 0.0f : expf(ms - M);
-      const int n = min(32, splits - s0);
-#pragma unroll 8
-      for (int j = 0; j < n; ++j) {
-        const float wj = __shfl_sync(0xffffffffu, w, j);
-        if (c < d) sum += p[(s0 + j) * (d + 2) + 2 + c] * wj;
-      }
+  if (splits <= kFastSplits) {
+    float ms[kFastSplits], ls[kFastSplits], os[kFastSplits];
+#pragma unroll
+    for (int s = 0; s < kFastSplits; ++s) {
+      const bool in = s < splits;
+      ms[s] = in ? p[s * (d + 2)] : -INFINITY;
+      ls[s] = in ? p[s * (d + 2) + 1] : 0.0f;
+      os[s] = in ? p[s * (d + 2) + 2 + c] : 0.0f;
     }
-    if (c < d) out[head * d + c] = sum / L;
+    float M = sink;
+#pragma unroll
+    for (int s = 0; s < kFastSplits; ++s) M = fmaxf(M, ms[s]);
+    float L = expf(sink - M), sum = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kFastSplits; ++s) {
+      if (ms[s] == -INFINITY) continue;
+      const float w = expf(ms[s] - M);
+      L += ls[s] * w;
+      sum += os[s] * w;
+    }
+    out[head * d + c] = sum / L;
+    return;
   }
+  float M = sink;
+  for (int s = 0; s < splits; ++s) M = fmaxf(M, p[s * (d + 2)]);
+  float L = expf(sink - M), sum = 0.0f;
+  for (int s = 0; s < splits; ++s) {
+    const float m = p[s * (d + 2)];
+    if (m == -INFINITY) continue;
+    const float w = expf(m - M);
+    L += p[s * (d + 2) + 1] * w;
+    sum += p[s * (d + 2) + 2 + c] * w;
+  }
+  out[head * d + c] = sum / L;
 }
 
 // ---- Tensor-core prefill (head_dim a multiple of 16) ------------------------------------------
@@ -630,8 +645,8 @@ cudaError_t attention_decode(const AttentionArgs& a, const uint16_t* q, const in
       e = cudaGetLastError();
   }
   if (e != cudaSuccess) return e;
-  return detail::launch_pdl(attention_combine_kernel, dim3(static_cast<unsigned>(a.heads)), dim3(32), 0, stream,
-                            a.sinks, partial, a.head_dim, splits, out);
+  return detail::launch_pdl(attention_combine_kernel, dim3(static_cast<unsigned>(a.heads)), dim3(kAttentionMaxHeadDim),
+                            0, stream, a.sinks, partial, a.head_dim, splits, out);
 }
 
 }  // namespace day0::kernels

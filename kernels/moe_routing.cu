@@ -86,15 +86,24 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
                                       x_scale + t * nb + b);
   if (e < E) {
     float acc = 0.0f;
-#pragma unroll 4
-    for (int c = lane; c < chunks; c += 32) {
-      const uint4 v = __ldg(w + c);
-      const float4 x0 = *reinterpret_cast<const float4*>(xs + 8 * c);
-      const float4 x1 = *reinterpret_cast<const float4*>(xs + 8 * c + 4);
-      acc += __uint_as_float(v.x << 16) * x0.x + __uint_as_float(v.x & 0xffff0000u) * x0.y;
-      acc += __uint_as_float(v.y << 16) * x0.z + __uint_as_float(v.y & 0xffff0000u) * x0.w;
-      acc += __uint_as_float(v.z << 16) * x1.x + __uint_as_float(v.z & 0xffff0000u) * x1.y;
-      acc += __uint_as_float(v.w << 16) * x1.z + __uint_as_float(v.w & 0xffff0000u) * x1.w;
+    // Twelve 16-byte loads per lane in flight (a row of up to 3,072 values in one round).
+    constexpr int kU = 12;
+    for (int c0 = lane; c0 < chunks; c0 += 32 * kU) {
+      uint4 wv[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) wv[u] = c0 + 32 * u < chunks ? __ldg(w + c0 + 32 * u) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int c = c0 + 32 * u;
+        if (c >= chunks) break;
+        const uint4 v = wv[u];
+        const float4 x0 = *reinterpret_cast<const float4*>(xs + 8 * c);
+        const float4 x1 = *reinterpret_cast<const float4*>(xs + 8 * c + 4);
+        acc += __uint_as_float(v.x << 16) * x0.x + __uint_as_float(v.x & 0xffff0000u) * x0.y;
+        acc += __uint_as_float(v.y << 16) * x0.z + __uint_as_float(v.y & 0xffff0000u) * x0.w;
+        acc += __uint_as_float(v.z << 16) * x1.x + __uint_as_float(v.z & 0xffff0000u) * x1.y;
+        acc += __uint_as_float(v.w << 16) * x1.z + __uint_as_float(v.w & 0xffff0000u) * x1.w;
+      }
     }
     acc = detail::warp_sum(acc);
     if (lane == 0) logits[t * E + e] = acc + bias[e];

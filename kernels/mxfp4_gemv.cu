@@ -7,9 +7,9 @@ namespace day0::kernels {
 namespace {
 
 constexpr int kWarps = 8;
-constexpr int kMinCtas = 2;                 // register cap (128): two CTAs per multiprocessor
-constexpr int kRows = 4;                    // rows per warp pass: one input block load serves all of them
-constexpr int kUnroll = 3;                  // blocks per lane per row in flight (K = 2880: all 90 blocks at once)
+constexpr int kMinCtas = 3;  // register cap (85): three CTAs per multiprocessor, one wave at gpt-oss shapes
+constexpr int kRows = 4;     // rows per warp pass: one input block load serves all of them
+constexpr int kUnroll = 2;   // blocks per lane per row in flight (the rows are prefetched into the L2)
 constexpr int kPasses = 32 / (2 * kWarps);  // gate_up: 2 units per pass, 32 units per CTA
 constexpr int kDownRows = 8;                // output rows of one down CTA: 2 tasks of kRows per routed expert
 
