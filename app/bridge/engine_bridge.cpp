@@ -25,6 +25,8 @@ struct EngineBridge::Loaded {
   QString error;
   std::shared_ptr<Model> model;
   std::shared_ptr<const ChatFormatter> formatter;
+  std::optional<remote::RemoteClient> remote;  // set for a remote endpoint instead of model
+  RemoteEndpoint endpoint;
 };
 
 namespace {
@@ -94,6 +96,7 @@ EngineBridge::~EngineBridge() {
     handle->cancel();
     handle->wait();
   }
+  if (remoteCancel_) remoteCancel_->cancel();
   QThreadPool::globalInstance()->waitForDone();
   // Events still posted to this object are discarded with it; the engine thread stops here.
   session_.reset();
@@ -108,6 +111,7 @@ void EngineBridge::loadModel(const QString& dir, const QString& device) {
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   loadCancel_ = cancel;
   loading_ = true;
+  emit loadStarted();
   emit loadProgress(0, 0, tr("Checking the checkpoint…"));
   Engine* engine = engine_.get();
   QThreadPool::globalInstance()->start([this, engine, dir, device, generation, cancel]() {
@@ -183,6 +187,73 @@ void EngineBridge::loadModel(const QString& dir, const QString& device) {
   });
 }
 
+QString EngineBridge::remoteId(const QString& url, const QString& model) {
+  return QStringLiteral("%1 @ %2").arg(model, url);
+}
+
+RemoteEndpoint EngineBridge::remoteEndpoint() const { return remote_ ? remoteEndpoint_ : RemoteEndpoint{}; }
+
+void EngineBridge::connectRemote(const RemoteEndpoint& endpoint) {
+  if (generating()) stop();
+  if (loadCancel_) loadCancel_->store(true);
+  const quint64 generation = ++loadGeneration_;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  loadCancel_ = cancel;
+  loading_ = true;
+  emit loadStarted();
+  emit loadProgress(0, 0, tr("Connecting to %1…").arg(endpoint.url));
+  QThreadPool::globalInstance()->start([this, endpoint, generation]() {
+    auto loaded = std::make_shared<Loaded>();
+    loaded->generation = generation;
+    loaded->device = QStringLiteral("remote");
+    loaded->endpoint = endpoint;
+    loaded->endpoint.url = endpoint.url.trimmed();
+    loaded->endpoint.model = endpoint.model.trimmed();
+    loaded->dir = remoteId(loaded->endpoint.url, loaded->endpoint.model);
+    const auto post = [this, loaded]() {
+      QMetaObject::invokeMethod(
+          this, [this, loaded]() { onLoaded(loaded); }, Qt::QueuedConnection);
+    };
+    auto client =
+        remote::RemoteClient::create({loaded->endpoint.url.toStdString(), loaded->endpoint.apiKey.toStdString(),
+                                      loaded->endpoint.model.toStdString()});
+    if (!client) {
+      loaded->error = qs(client.status().message());
+      return post();
+    }
+    // The model list proves the address and the key; servers that keep it private (404) are
+    // still usable when the model is named.
+    auto names = client->list_models();
+    if (!names) {
+      const bool noList = names.status().message().find("HTTP 404") != std::string::npos;
+      if (!noList || loaded->endpoint.model.isEmpty()) {
+        loaded->error = qs(names.status().message());
+        return post();
+      }
+      loaded->notice = tr("%1 does not list its models; Day0 uses the name you gave, %2.")
+                           .arg(loaded->endpoint.url, loaded->endpoint.model);
+    } else if (loaded->endpoint.model.isEmpty()) {
+      if (names->empty()) {
+        loaded->error = tr("%1 lists no models: name the model to use.").arg(loaded->endpoint.url);
+        return post();
+      }
+      loaded->endpoint.model = qs(names->front());
+      loaded->dir = remoteId(loaded->endpoint.url, loaded->endpoint.model);
+      client = remote::RemoteClient::create({loaded->endpoint.url.toStdString(), loaded->endpoint.apiKey.toStdString(),
+                                             loaded->endpoint.model.toStdString()});
+    } else if (std::find(names->begin(), names->end(), loaded->endpoint.model.toStdString()) == names->end()) {
+      QStringList offered;
+      for (const auto& n : *names) offered << qs(n);
+      loaded->error = tr("%1 does not serve a model named %2; it lists: %3")
+                          .arg(loaded->endpoint.url, loaded->endpoint.model,
+                               offered.isEmpty() ? tr("none") : offered.join(QStringLiteral(", ")));
+      return post();
+    }
+    loaded->remote.emplace(std::move(*client));
+    post();
+  });
+}
+
 void EngineBridge::cancelLoad() {
   if (!loading_) return;
   if (loadCancel_) loadCancel_->store(true);
@@ -195,11 +266,20 @@ void EngineBridge::onLoaded(std::shared_ptr<Loaded> loaded) {
     emit loadFailed(loaded->dir, loaded->error);
     return;
   }
-  session_.reset();
-  model_ = loaded->model;
-  formatter_ = loaded->formatter;
-  session_ = engine_->new_session(model_);
-  summary_ = describe(*model_);
+  dropModel();
+  if (loaded->remote) {
+    remote_ = std::move(loaded->remote);
+    remoteEndpoint_ = loaded->endpoint;
+    summary_ = {};
+    summary_.model_type = "remote";
+    summary_.family = "remote";
+    summary_.device = "remote";
+  } else {
+    model_ = loaded->model;
+    formatter_ = loaded->formatter;
+    session_ = engine_->new_session(model_);
+    summary_ = describe(*model_);
+  }
   modelDir_ = loaded->dir;
   device_ = loaded->device;
   contextUsed_ = 0;
@@ -215,10 +295,8 @@ void EngineBridge::unloadModel() {
   const bool wasLoading = loading_;
   loading_ = false;
   if (generating()) stop();
-  if (!model_ && !wasLoading) return;
-  session_.reset();
-  model_.reset();
-  formatter_.reset();
+  if (!hasModel() && !wasLoading) return;
+  dropModel();
   summary_ = {};
   modelDir_.clear();
   device_.clear();
@@ -227,8 +305,16 @@ void EngineBridge::unloadModel() {
   emit modelUnloaded();
 }
 
-quint64 EngineBridge::generate(std::vector<ChatMessage> messages, const GenerationParams& params) {
-  if (!model_ || current_ != 0) return 0;
+void EngineBridge::dropModel() {
+  session_.reset();
+  model_.reset();
+  formatter_.reset();
+  remote_.reset();
+  remoteEndpoint_ = {};
+}
+
+quint64 EngineBridge::generate(std::vector<ContextMessage> context, const GenerationParams& params) {
+  if (!hasModel() || current_ != 0) return 0;
   const quint64 id = nextRequest_++;
   current_ = id;
   {
@@ -243,7 +329,14 @@ quint64 EngineBridge::generate(std::vector<ChatMessage> messages, const Generati
   ttftMs_ = 0;
   started_.start();
   coalesce_.start();
+  if (remote_) {
+    generateRemote(id, std::move(context), params);
+    return id;
+  }
 
+  std::vector<ChatMessage> messages;
+  messages.reserve(context.size());
+  for (auto& m : context) messages.push_back(std::move(m.message));
   Request request;
   request.sampling.temperature = params.temperature;
   request.sampling.top_p = params.top_p;
@@ -298,10 +391,80 @@ quint64 EngineBridge::generate(std::vector<ChatMessage> messages, const Generati
   return id;
 }
 
+void EngineBridge::generateRemote(quint64 id, std::vector<ContextMessage> context, const GenerationParams& params) {
+  auto cancel = std::make_shared<remote::CancelToken>();
+  {
+    std::lock_guard lock(mutex_);
+    remoteCancel_ = cancel;
+  }
+  remote::RemoteSampling sampling;
+  sampling.temperature = params.temperature;
+  sampling.top_p = params.top_p;
+  sampling.max_tokens = params.max_new_tokens;
+  sampling.seed = params.seed;
+  QThreadPool::globalInstance()->start([this, id, cancel, sampling, client = *remote_,
+                                        context = std::move(context)]() mutable {
+    const auto finish = [&](const Event& e) {
+      std::lock_guard lock(mutex_);
+      if (remoteCancel_ == cancel) remoteCancel_.reset();
+      pending_.last = e;
+      QMetaObject::invokeMethod(
+          this,
+          [this, id]() {
+            if (current_ == id) finishRequest();
+          },
+          Qt::QueuedConnection);
+    };
+    const auto fail = [&](const Status& status) {
+      Event e;
+      e.kind = Event::Kind::error;
+      e.reason = DoneReason::error;
+      e.status = status;
+      finish(e);
+    };
+    std::vector<remote::RemoteMessage> messages;
+    messages.reserve(context.size());
+    for (auto& m : context) {
+      remote::RemoteMessage r;
+      r.role = std::move(m.message.role);
+      r.content = std::move(m.message.content);
+      r.reasoning = std::move(m.message.reasoning);
+      for (const auto& image : m.images) {
+        const QByteArray data = image.bytes ? image.bytes() : QByteArray();
+        if (data.isEmpty())
+          return fail(error(ErrorCode::not_found, "an image of this conversation is missing from the history"));
+        r.image_urls.push_back("data:" + image.mime_type.toStdString() + ";base64," + data.toBase64().toStdString());
+      }
+      messages.push_back(std::move(r));
+    }
+    context.clear();
+    const auto reply = client.stream_chat(
+        messages, sampling,
+        [this](const OutputPiece& piece) {
+          std::lock_guard lock(mutex_);
+          (piece.channel == OutputChannel::answer ? pending_.content : pending_.reasoning) += piece.text;
+          ++pending_.tokens;
+          return true;
+        },
+        cancel);
+    if (!reply) return fail(reply.status());
+    Event e;
+    e.kind = Event::Kind::done;
+    const std::string& why = reply->finish_reason;
+    e.reason = why == "cancelled" ? DoneReason::cancelled : why == "length" ? DoneReason::max_tokens : DoneReason::eos;
+    e.stats.context_tokens = std::max<std::int64_t>(reply->prompt_tokens, 0);
+    e.stats.generated_tokens = std::max<std::int64_t>(reply->completion_tokens, 0);
+    e.stats.time_to_first_token_ms = reply->time_to_first_token_ms;
+    e.stats.decode_tokens_per_second = reply->tokens_per_second;
+    finish(e);
+  });
+}
+
 void EngineBridge::stop() {
   stopRequested_ = true;
   std::lock_guard lock(mutex_);
   if (handle_) handle_->cancel();
+  if (remoteCancel_) remoteCancel_->cancel();
 }
 
 void EngineBridge::drain() {

@@ -5,11 +5,17 @@
 // buffer, and a 25 ms timer on the GUI thread drains it, so a fast model does not flood the
 // event loop and the chat view re-renders at most ~40 times a second. Nothing here blocks the
 // GUI thread: loading, prompt formatting and generation all run elsewhere.
+//
+// The model is either a local folder run by the in-process engine, or a remote
+// OpenAI-compatible endpoint (vLLM, SGLang, a llama.cpp server, another Day0): both stream into
+// the same signals, so the chat and the history do not tell them apart.
+#include <QByteArray>
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QTimer>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +23,7 @@
 
 #include "day0/chat.h"
 #include "day0/engine.h"
+#include "remote/remote_client.h"
 
 namespace day0::app {
 
@@ -26,6 +33,26 @@ struct GenerationParams {
   int top_k = 0;
   std::int64_t max_new_tokens = 1024;
   std::uint64_t seed = 0;
+};
+
+// An image of a message; its bytes are read when the request is sent, off the GUI thread.
+struct ImageRef {
+  QString mime_type;  // image/png, image/jpeg, ...
+  std::function<QByteArray()> bytes;
+};
+
+// One message of the conversation sent to the model, with its images (remote engines receive
+// them as data URLs).
+struct ContextMessage {
+  ChatMessage message;
+  std::vector<ImageRef> images;
+};
+
+// A remote endpoint as the settings keep it.
+struct RemoteEndpoint {
+  QString url;     // http(s)://host:port or a base ending in /v1
+  QString apiKey;  // empty: none
+  QString model;   // empty: the first model the server lists
 };
 
 // How a request ended, as the chat view and the history need it.
@@ -51,10 +78,22 @@ class EngineBridge : public QObject {
   // its shards are read once into the page cache (when they fit in free memory), which is what
   // the progress reports: the first reply then does not wait on the disk.
   void loadModel(const QString& dir, const QString& device);
+  // Connects to a remote OpenAI-compatible endpoint on a pool thread: its model list is read
+  // (which checks the URL, the key and the model name); then it is the model, and modelLoaded
+  // reports `remoteId(url, model)` as the folder and "remote" as the device.
+  void connectRemote(const RemoteEndpoint& endpoint);
   void cancelLoad();
   void unloadModel();
   bool loading() const { return loading_; }
-  bool hasModel() const { return model_ != nullptr; }
+  bool hasModel() const { return model_ != nullptr || remote_.has_value(); }
+  bool isRemote() const { return remote_.has_value(); }
+  // The endpoint in use (empty when the model is local).
+  RemoteEndpoint remoteEndpoint() const;
+  // How history and the recent list name a remote model: "<model> @ <url>".
+  static QString remoteId(const QString& url, const QString& model);
+  // The local model and the engine that runs it, for the OpenAI server (nullptr when none).
+  Engine* engine() const { return engine_.get(); }
+  std::shared_ptr<Model> localModel() const { return model_; }
   QString modelDir() const { return modelDir_; }
   QString device() const { return device_; }
   const ModelSummary& summary() const { return summary_; }
@@ -62,7 +101,7 @@ class EngineBridge : public QObject {
   // Formats `messages` with the model's chat template and starts generating on the engine
   // thread. Returns the request id, or 0 when no model is loaded or a request is running
   // (generationFailedToStart says why).
-  quint64 generate(std::vector<ChatMessage> messages, const GenerationParams& params);
+  quint64 generate(std::vector<ContextMessage> messages, const GenerationParams& params);
   // Cancels the running request; the engine stops within one step and finishes it as cancelled.
   void stop();
   bool generating() const { return current_ != 0; }
@@ -75,6 +114,8 @@ class EngineBridge : public QObject {
 
  signals:
   void loadProgress(qint64 bytesDone, qint64 bytesTotal, const QString& phase);
+  // A new model starts loading (or connecting) and the current one is about to go.
+  void loadStarted();
   void modelLoaded(const QString& dir, const QString& device, const QString& notice);
   void loadFailed(const QString& dir, const QString& message);
   void modelUnloaded();
@@ -93,12 +134,16 @@ class EngineBridge : public QObject {
   struct Loaded;
   void drain();
   void finishRequest();
+  void generateRemote(quint64 id, std::vector<ContextMessage> messages, const GenerationParams& params);
+  void dropModel();
   void onLoaded(std::shared_ptr<Loaded> loaded);
 
   std::unique_ptr<Engine> engine_;
   std::shared_ptr<Model> model_;
   std::shared_ptr<Session> session_;
   std::shared_ptr<const ChatFormatter> formatter_;
+  std::optional<remote::RemoteClient> remote_;
+  RemoteEndpoint remoteEndpoint_;
   ModelSummary summary_;
   QString modelDir_;
   QString device_;
@@ -109,6 +154,7 @@ class EngineBridge : public QObject {
   quint64 nextRequest_ = 1;
   quint64 current_ = 0;
   std::shared_ptr<RequestHandle> handle_;
+  std::shared_ptr<remote::CancelToken> remoteCancel_;
   std::atomic<bool> stopRequested_{false};
   QTimer coalesce_;
   QElapsedTimer started_;

@@ -14,6 +14,7 @@
 #include "gui/chat_controller.h"
 #include "gui/image_attachments.h"
 #include "gui/model_manager.h"
+#include "gui/server_controller.h"
 
 namespace day0::app {
 namespace {
@@ -69,7 +70,10 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
   chat_ = new ChatController(bridge_.get(), models_, settings_, paths.dataFolder + QStringLiteral("/history.db"),
                              attachments_, this);
 
+  server_ = new ServerController(bridge_.get(), settings_, this);
+
   connect(models_, &ModelManager::errorOccurred, this, &AppController::showError);
+  connect(server_, &ServerController::errorOccurred, this, &AppController::showError);
   connect(models_, &ModelManager::noticeOccurred, this, &AppController::showNotice);
   connect(chat_, &ChatController::errorOccurred, this, &AppController::showError);
   connect(chat_, &ChatController::noticeOccurred, this, &AppController::showNotice);
@@ -82,7 +86,9 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
 }
 
 AppController::~AppController() {
-  // The chat stores what is streaming before the engine goes.
+  // The server's clients are cancelled and the chat stores what is streaming before the engine goes.
+  delete server_;
+  server_ = nullptr;
   delete chat_;
   chat_ = nullptr;
   bridge_.reset();
@@ -91,6 +97,7 @@ AppController::~AppController() {
 QObject* AppController::settingsObject() const { return settings_; }
 QObject* AppController::modelsObject() const { return models_; }
 QObject* AppController::chatObject() const { return chat_; }
+QObject* AppController::serverObject() const { return server_; }
 double AppController::tokensPerSecond() const { return bridge_->tokensPerSecond(); }
 double AppController::timeToFirstTokenMs() const { return bridge_->timeToFirstTokenMs(); }
 qint64 AppController::contextUsed() const { return bridge_->contextUsed(); }
@@ -108,7 +115,10 @@ void AppController::start(const QString& model) {
     return;
   }
   const QStringList recent = settings_->recentModels();
-  if (!recent.isEmpty() && QFileInfo::exists(recent.first() + QStringLiteral("/config.json")))
+  if (recent.isEmpty()) return;
+  // A remote model used last is connected again; a folder only when it is still there.
+  if (!recent.first().startsWith(u'/') ? !models_->remoteEndpoint(recent.first()).isEmpty()
+                                       : QFileInfo::exists(recent.first() + QStringLiteral("/config.json")))
     models_->load(recent.first());
 }
 

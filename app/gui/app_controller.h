@@ -1,8 +1,8 @@
 #pragma once
 // The root object QML sees: build and device facts, the banner (errors and notices from
 // every part), the status-bar figures, and the parts of the app as properties: settings,
-// models (the model manager), chat. It owns the engine bridge and decides what the first run
-// opens.
+// models (the model manager), chat, server (the OpenAI-compatible server switch). It owns the engine bridge and decides
+// what the first run opens.
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
@@ -16,6 +16,7 @@ class AttachmentSource;
 class ChatController;
 class EngineBridge;
 class ModelManager;
+class ServerController;
 
 struct AppPaths {
   QString dataFolder;    // history.db lives here
@@ -33,6 +34,7 @@ class AppController : public QObject {
   Q_PROPERTY(QObject* settings READ settingsObject CONSTANT)
   Q_PROPERTY(QObject* models READ modelsObject CONSTANT)
   Q_PROPERTY(QObject* chat READ chatObject CONSTANT)
+  Q_PROPERTY(QObject* server READ serverObject CONSTANT)
   Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY bannerChanged)
   Q_PROPERTY(QString noticeMessage READ noticeMessage NOTIFY bannerChanged)
   Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
@@ -58,11 +60,13 @@ class AppController : public QObject {
   AppSettings* settings() const { return settings_; }
   ModelManager* models() const { return models_; }
   ChatController* chat() const { return chat_; }
+  ServerController* server() const { return server_; }
   EngineBridge* bridge() const { return bridge_.get(); }
   std::shared_ptr<AttachmentSource> attachmentSource() const { return attachments_; }
   QObject* settingsObject() const;
   QObject* modelsObject() const;
   QObject* chatObject() const;
+  QObject* serverObject() const;
   QString errorMessage() const { return errorMessage_; }
   QString noticeMessage() const { return noticeMessage_; }
   double tokensPerSecond() const;
@@ -98,6 +102,7 @@ class AppController : public QObject {
   AppSettings* settings_ = nullptr;
   ModelManager* models_ = nullptr;
   ChatController* chat_ = nullptr;
+  ServerController* server_ = nullptr;
   std::shared_ptr<AttachmentSource> attachments_;
   QString errorMessage_;
   QString noticeMessage_;

@@ -1,5 +1,7 @@
 #include "gui/app_settings.h"
 
+#include <QFile>
+#include <QVariantMap>
 #include <algorithm>
 
 #include "day0/paths.h"
@@ -45,12 +47,78 @@ QStringList AppSettings::recentModels() const {
   return settings_->value(QStringLiteral("models/recent")).toStringList();
 }
 bool AppSettings::firstRun() const { return !settings_->value(QStringLiteral("app/firstRunDone"), false).toBool(); }
+bool AppSettings::serverEnabled() const { return settings_->value(QStringLiteral("server/enabled"), false).toBool(); }
+int AppSettings::serverPort() const { return settings_->value(QStringLiteral("server/port"), 8080).toInt(); }
+bool AppSettings::serverAllowNetwork() const {
+  return settings_->value(QStringLiteral("server/allowNetwork"), false).toBool();
+}
+QString AppSettings::serverApiKey() const { return settings_->value(QStringLiteral("server/apiKey")).toString(); }
+
+QVariantList AppSettings::remoteEndpoints() const {
+  QVariantList list;
+  const int n = settings_->beginReadArray(QStringLiteral("remote"));
+  for (int i = 0; i < n; ++i) {
+    settings_->setArrayIndex(i);
+    list.append(QVariantMap{{QStringLiteral("url"), settings_->value(QStringLiteral("url")).toString()},
+                            {QStringLiteral("apiKey"), settings_->value(QStringLiteral("apiKey")).toString()},
+                            {QStringLiteral("model"), settings_->value(QStringLiteral("model")).toString()}});
+  }
+  settings_->endArray();
+  return list;
+}
+
+void AppSettings::sync() {
+  settings_->sync();
+  QFile::setPermissions(settings_->fileName(), QFile::ReadOwner | QFile::WriteOwner);
+}
 
 void AppSettings::write(const QString& key, const QVariant& value) {
   if (settings_->value(key) == value) return;
   settings_->setValue(key, value);
-  settings_->sync();
+  sync();
   emit changed();
+}
+
+void AppSettings::writeRemotes(const QVariantList& list) {
+  settings_->remove(QStringLiteral("remote"));
+  settings_->beginWriteArray(QStringLiteral("remote"), static_cast<int>(list.size()));
+  for (int i = 0; i < list.size(); ++i) {
+    settings_->setArrayIndex(i);
+    const QVariantMap m = list[i].toMap();
+    for (const char* key : {"url", "apiKey", "model"})
+      settings_->setValue(QLatin1String(key), m.value(QLatin1String(key)));
+  }
+  settings_->endArray();
+  sync();
+  emit changed();
+}
+
+void AppSettings::rememberRemote(const QString& url, const QString& apiKey, const QString& model) {
+  QVariantList list = remoteEndpoints();
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const QVariant& v) {
+                              const QVariantMap m = v.toMap();
+                              return m.value(QStringLiteral("url")).toString() == url &&
+                                     m.value(QStringLiteral("model")).toString() == model;
+                            }),
+             list.end());
+  list.prepend(
+      QVariantMap{{QStringLiteral("url"), url}, {QStringLiteral("apiKey"), apiKey}, {QStringLiteral("model"), model}});
+  while (list.size() > kRecentModels) list.removeLast();
+  writeRemotes(list);
+}
+
+void AppSettings::forgetRemote(const QString& url, const QString& model) {
+  QVariantList list = remoteEndpoints();
+  const auto before = list.size();
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const QVariant& v) {
+                              const QVariantMap m = v.toMap();
+                              return m.value(QStringLiteral("url")).toString() == url &&
+                                     m.value(QStringLiteral("model")).toString() == model;
+                            }),
+             list.end());
+  if (list.size() != before) writeRemotes(list);
 }
 
 void AppSettings::setDevice(const QString& v) {
@@ -69,6 +137,10 @@ void AppSettings::setTheme(const QString& v) {
     write(QStringLiteral("ui/theme"), v);
 }
 void AppSettings::setDataFolder(const QString& v) { write(QStringLiteral("data/folder"), v); }
+void AppSettings::setServerEnabled(bool v) { write(QStringLiteral("server/enabled"), v); }
+void AppSettings::setServerPort(int v) { write(QStringLiteral("server/port"), std::clamp(v, 0, 65535)); }
+void AppSettings::setServerAllowNetwork(bool v) { write(QStringLiteral("server/allowNetwork"), v); }
+void AppSettings::setServerApiKey(const QString& v) { write(QStringLiteral("server/apiKey"), v.trimmed()); }
 
 void AppSettings::addRecentModel(const QString& dir) {
   QStringList recent = recentModels();
@@ -89,7 +161,7 @@ void AppSettings::setFirstRunDone() { write(QStringLiteral("app/firstRunDone"), 
 void AppSettings::resetSampling() {
   for (const char* key : {"sampling/temperature", "sampling/topP", "sampling/topK", "sampling/maxNewTokens"})
     settings_->remove(QLatin1String(key));
-  settings_->sync();
+  sync();
   emit changed();
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 // The person's settings, persisted with QSettings (an INI file): device, expert-cache budget,
-// sampling defaults, system prompt, theme, data folder, recent models. QML binds to these
-// properties; every setter writes through at once.
+// sampling defaults, system prompt, theme, data folder, recent models, remote endpoints and the
+// local server. QML binds to these properties; every setter writes through at once. The file may
+// hold API keys, so it is kept readable by its owner only.
 #include <QObject>
 #include <QSettings>
 #include <QString>
 #include <QStringList>
+#include <QVariantList>
 #include <memory>
 
 namespace day0::app {
@@ -24,6 +26,10 @@ class AppSettings : public QObject {
   Q_PROPERTY(QString activeDataFolder READ activeDataFolder CONSTANT)
   Q_PROPERTY(QStringList recentModels READ recentModels NOTIFY changed)
   Q_PROPERTY(bool firstRun READ firstRun NOTIFY changed)
+  Q_PROPERTY(bool serverEnabled READ serverEnabled WRITE setServerEnabled NOTIFY changed)
+  Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
+  Q_PROPERTY(bool serverAllowNetwork READ serverAllowNetwork WRITE setServerAllowNetwork NOTIFY changed)
+  Q_PROPERTY(QString serverApiKey READ serverApiKey WRITE setServerApiKey NOTIFY changed)
 
  public:
   // `file`: the INI file; `activeDataFolder`: where this run keeps its history (the stored
@@ -42,6 +48,13 @@ class AppSettings : public QObject {
   QString activeDataFolder() const { return activeDataFolder_; }
   QStringList recentModels() const;
   bool firstRun() const;
+  // The OpenAI-compatible server of the app (off by default, loopback unless allowed).
+  bool serverEnabled() const;
+  int serverPort() const;  // 0: any free port
+  bool serverAllowNetwork() const;
+  QString serverApiKey() const;
+  // Remote endpoints used before: maps with url, apiKey, model (the model as it was resolved).
+  QVariantList remoteEndpoints() const;
 
   void setDevice(const QString& v);
   void setExpertCacheGiB(double v);
@@ -52,6 +65,13 @@ class AppSettings : public QObject {
   void setSystemPrompt(const QString& v);
   void setTheme(const QString& v);
   void setDataFolder(const QString& v);
+  void setServerEnabled(bool v);
+  void setServerPort(int v);
+  void setServerAllowNetwork(bool v);
+  void setServerApiKey(const QString& v);
+  // Remembers an endpoint (replacing one with the same url and model).
+  void rememberRemote(const QString& url, const QString& apiKey, const QString& model);
+  void forgetRemote(const QString& url, const QString& model);
 
   // Moves `dir` to the front of the recent models (at most 8).
   void addRecentModel(const QString& dir);
@@ -67,6 +87,8 @@ class AppSettings : public QObject {
 
  private:
   void write(const QString& key, const QVariant& value);
+  void writeRemotes(const QVariantList& list);
+  void sync();
   std::unique_ptr<QSettings> settings_;
   QString activeDataFolder_;
 };

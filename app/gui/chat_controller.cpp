@@ -257,9 +257,16 @@ void ChatController::startReply(qint64 conversationId, qint64 parentId) {
                           messages_->add(begun);
                           messages_->setStreaming(begun.id, true);
                         }
-                        std::vector<ChatMessage> context;
-                        for (const auto& m : messages_->chainTo(parentId))
-                          context.push_back({storage::to_string(m.role), m.content, m.reasoning});
+                        std::vector<ContextMessage> context;
+                        for (const auto& m : messages_->chainTo(parentId)) {
+                          ContextMessage c{{storage::to_string(m.role), m.content, m.reasoning}, {}};
+                          if (models_->acceptsImages())
+                            for (const auto& a : m.attachments)
+                              c.images.push_back({qs(a.mime_type), [source = attachments_, sha = qs(a.sha256)]() {
+                                                    return source->bytes(sha);
+                                                  }});
+                          context.push_back(std::move(c));
+                        }
                         GenerationParams params;
                         params.temperature = static_cast<float>(settings_->temperature());
                         params.top_p = static_cast<float>(settings_->topP());

@@ -11,6 +11,7 @@
 #include "day0/devices.h"
 #include "day0/model_info.h"
 #include "gui/app_settings.h"
+#include "remote/remote_client.h"
 
 namespace day0::app {
 namespace {
@@ -48,7 +49,10 @@ ModelManager::ModelManager(EngineBridge* bridge, AppSettings* settings, QObject*
     progressText_.clear();
     emit progressChanged();
     emit loadStateChanged();
-    emit errorOccurred(tr("Could not load %1: %2").arg(QFileInfo(dir).fileName(), message));
+    if (dir.startsWith(u'/'))
+      emit errorOccurred(tr("Could not load %1: %2").arg(QFileInfo(dir).fileName(), message));
+    else
+      emit errorOccurred(tr("Could not connect: %1").arg(message));
   });
   connect(bridge_, &EngineBridge::modelUnloaded, this, [this]() {
     loadedIsDemo_ = false;
@@ -66,8 +70,13 @@ bool ModelManager::loading() const { return bridge_->loading(); }
 bool ModelManager::loaded() const { return bridge_->hasModel(); }
 QString ModelManager::loadedDir() const { return bridge_->modelDir(); }
 QString ModelManager::loadedName() const {
-  return bridge_->hasModel() ? QFileInfo(bridge_->modelDir()).fileName() : QString();
+  if (!bridge_->hasModel()) return {};
+  if (bridge_->isRemote()) return bridge_->remoteEndpoint().model;
+  return QFileInfo(bridge_->modelDir()).fileName();
 }
+bool ModelManager::loadedIsRemote() const { return bridge_->isRemote(); }
+QString ModelManager::remoteUrl() const { return bridge_->remoteEndpoint().url; }
+bool ModelManager::acceptsImages() const { return bridge_->isRemote(); }
 QString ModelManager::loadedType() const { return qs(bridge_->summary().model_type); }
 QString ModelManager::device() const { return bridge_->device(); }
 
@@ -75,13 +84,33 @@ QString ModelManager::imagesRefusal() const {
   const QString saved =
       tr("Your message and its images are saved in this conversation; no reply was generated. "
          "Send text without images to continue.");
-  if (!loaded()) return tr("No model is loaded, and Day0's engine takes text only for now. %1").arg(saved);
+  if (!loaded()) return tr("No model is loaded, and Day0's engine takes text only in the app for now. %1").arg(saved);
   return tr("%1 cannot read images: Day0's engine takes text only for now. %2").arg(loadedName(), saved);
+}
+
+QVariantMap ModelManager::remoteEndpoint(const QString& id) const {
+  for (const QVariant& v : settings_->remoteEndpoints()) {
+    const QVariantMap m = v.toMap();
+    if (EngineBridge::remoteId(m.value(QStringLiteral("url")).toString(),
+                               m.value(QStringLiteral("model")).toString()) == id)
+      return m;
+  }
+  return {};
 }
 
 QVariantList ModelManager::recentModels() const {
   QVariantList list;
   for (const QString& dir : settings_->recentModels()) {
+    if (!dir.startsWith(u'/')) {
+      const QVariantMap remote = remoteEndpoint(dir);
+      if (remote.isEmpty()) continue;  // forgotten endpoint
+      list.append(QVariantMap{{QStringLiteral("path"), dir},
+                              {QStringLiteral("name"), remote.value(QStringLiteral("model"))},
+                              {QStringLiteral("url"), remote.value(QStringLiteral("url"))},
+                              {QStringLiteral("remote"), true},
+                              {QStringLiteral("exists"), true}});
+      continue;
+    }
     const QFileInfo f(dir);
     list.append(QVariantMap{{QStringLiteral("path"), dir},
                             {QStringLiteral("name"), f.fileName()},
@@ -186,12 +215,68 @@ void ModelManager::onInspectFinished() {
 
 void ModelManager::load(const QString& dir) {
   if (dir.isEmpty()) return;
+  if (!dir.startsWith(u'/')) {
+    const QVariantMap remote = remoteEndpoint(dir);
+    if (remote.isEmpty()) {
+      emit errorOccurred(
+          tr("%1 is neither a model folder (an absolute path) nor a remote model used before.").arg(dir));
+      return;
+    }
+    connectRemote(remote.value(QStringLiteral("url")).toString(), remote.value(QStringLiteral("apiKey")).toString(),
+                  remote.value(QStringLiteral("model")).toString());
+    return;
+  }
   if (info_.value(QStringLiteral("dir")).toString() != dir) inspectPath(dir);
   progress_ = 0;
   progressText_ = tr("Checking the checkpoint…");
   emit progressChanged();
   bridge_->loadModel(dir, settings_->device());
   emit loadStateChanged();
+}
+
+void ModelManager::connectRemote(const QString& url, const QString& apiKey, const QString& model) {
+  if (url.trimmed().isEmpty()) {
+    emit errorOccurred(tr("Give the server's address, for example http://127.0.0.1:8000/v1."));
+    return;
+  }
+  progress_ = 0;
+  progressText_ = tr("Connecting to %1…").arg(url.trimmed());
+  emit progressChanged();
+  bridge_->connectRemote({url.trimmed(), apiKey.trimmed(), model.trimmed()});
+  emit loadStateChanged();
+}
+
+void ModelManager::listRemoteModels(const QString& url, const QString& apiKey) {
+  const quint64 generation = ++remoteListGeneration_;
+  listingRemote_ = true;
+  remoteListError_.clear();
+  emit remoteListChanged();
+  auto* watcher = new QFutureWatcher<std::pair<QStringList, QString>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation]() {
+    watcher->deleteLater();
+    if (generation != remoteListGeneration_) return;  // a newer listing is on its way
+    const auto [names, problem] = watcher->result();
+    listingRemote_ = false;
+    remoteModelNames_ = names;
+    remoteListError_ = problem;
+    emit remoteListChanged();
+  });
+  watcher->setFuture(QtConcurrent::run([url = url.trimmed(), key = apiKey.trimmed()]() {
+    std::pair<QStringList, QString> out;
+    auto client = remote::RemoteClient::create({url.toStdString(), key.toStdString(), ""});
+    if (!client) {
+      out.second = qs(client.status().message());
+      return out;
+    }
+    auto names = client->list_models();
+    if (!names) {
+      out.second = qs(names.status().message());
+      return out;
+    }
+    for (const auto& n : *names) out.first << qs(n);
+    if (out.first.isEmpty()) out.second = QObject::tr("%1 lists no models; type the model's name.").arg(url);
+    return out;
+  }));
 }
 
 void ModelManager::loadInspected() { load(info_.value(QStringLiteral("dir")).toString()); }
@@ -203,13 +288,28 @@ void ModelManager::unload() {
   emit loadStateChanged();
 }
 
-void ModelManager::forgetRecent(const QString& dir) { settings_->forgetRecentModel(dir); }
+void ModelManager::forgetRecent(const QString& dir) {
+  const QVariantMap remote = remoteEndpoint(dir);
+  if (!remote.isEmpty())
+    settings_->forgetRemote(remote.value(QStringLiteral("url")).toString(),
+                            remote.value(QStringLiteral("model")).toString());
+  settings_->forgetRecentModel(dir);
+}
 
 void ModelManager::onLoaded(const QString& dir, const QString& device, const QString& notice) {
-  loadedIsDemo_ = QFileInfo::exists(dir + QStringLiteral("/day0-demo.json"));
-  settings_->addRecentModel(dir);
-  progress_ = 1;
-  progressText_ = tr("Loaded on %1").arg(device == QLatin1String("cpu") ? tr("the CPU") : device);
+  if (bridge_->isRemote()) {
+    const RemoteEndpoint endpoint = bridge_->remoteEndpoint();
+    loadedIsDemo_ = false;
+    settings_->rememberRemote(endpoint.url, endpoint.apiKey, endpoint.model);
+    settings_->addRecentModel(dir);
+    progress_ = 1;
+    progressText_ = tr("Connected to %1").arg(endpoint.url);
+  } else {
+    loadedIsDemo_ = QFileInfo::exists(dir + QStringLiteral("/day0-demo.json"));
+    settings_->addRecentModel(dir);
+    progress_ = 1;
+    progressText_ = tr("Loaded on %1").arg(device == QLatin1String("cpu") ? tr("the CPU") : device);
+  }
   emit progressChanged();
   emit loadStateChanged();
   if (!notice.isEmpty()) emit noticeOccurred(notice);

@@ -1,9 +1,10 @@
 #pragma once
 // The model manager: inspect a model folder (off the GUI thread), remember recent folders,
-// load one through the engine bridge with progress, unload it. Also finds the shipped demo
-// model for the first run.
+// load one through the engine bridge with progress, unload it; or connect to a remote
+// OpenAI-compatible endpoint instead. Also finds the shipped demo model for the first run.
 #include <QFutureWatcher>
 #include <QObject>
+#include <QStringList>
 #include <QUrl>
 #include <QVariantList>
 #include <QVariantMap>
@@ -30,6 +31,11 @@ class ModelManager : public QObject {
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
   Q_PROPERTY(QString demoModelPath READ demoModelPath CONSTANT)
   Q_PROPERTY(bool acceptsImages READ acceptsImages NOTIFY loadStateChanged)
+  Q_PROPERTY(bool loadedIsRemote READ loadedIsRemote NOTIFY loadStateChanged)
+  Q_PROPERTY(QString remoteUrl READ remoteUrl NOTIFY loadStateChanged)
+  Q_PROPERTY(bool listingRemote READ listingRemote NOTIFY remoteListChanged)
+  Q_PROPERTY(QStringList remoteModelNames READ remoteModelNames NOTIFY remoteListChanged)
+  Q_PROPERTY(QString remoteListError READ remoteListError NOTIFY remoteListChanged)
 
  public:
   ModelManager(EngineBridge* bridge, AppSettings* settings, QObject* parent = nullptr);
@@ -49,14 +55,27 @@ class ModelManager : public QObject {
   QString progressText() const { return progressText_; }
   QVariantList recentModels() const;
   QString demoModelPath() const { return demoModelPath_; }
-  // The engine takes text only for now; images are kept in the history until it takes them.
-  bool acceptsImages() const { return false; }
+  // Remote endpoints take images (the server says when its model cannot read them); Day0's own
+  // engine takes text only in the app for now, and images are kept in the history.
+  bool acceptsImages() const;
+  bool loadedIsRemote() const;
+  QString remoteUrl() const;
+  bool listingRemote() const { return listingRemote_; }
+  QStringList remoteModelNames() const { return remoteModelNames_; }
+  QString remoteListError() const { return remoteListError_; }
   QString imagesRefusal() const;
 
   Q_INVOKABLE void inspectFolder(const QUrl& folder);
   Q_INVOKABLE void inspectPath(const QString& dir);
-  // Inspects and loads `dir` with the device from the settings.
+  // Inspects and loads `dir` with the device from the settings; a remote model's id (as the
+  // recent list names it) connects to that endpoint again.
   Q_INVOKABLE void load(const QString& dir);
+  // Uses a remote OpenAI-compatible endpoint as the model (an empty `model`: the first listed).
+  Q_INVOKABLE void connectRemote(const QString& url, const QString& apiKey, const QString& model);
+  // Reads the endpoint's model list off the GUI thread (remoteModelNames, remoteListError).
+  Q_INVOKABLE void listRemoteModels(const QString& url, const QString& apiKey);
+  // The remembered endpoint behind a remote id: url, apiKey, model (empty map when unknown).
+  Q_INVOKABLE QVariantMap remoteEndpoint(const QString& id) const;
   Q_INVOKABLE void loadInspected();
   Q_INVOKABLE void cancelLoad();
   Q_INVOKABLE void unload();
@@ -73,6 +92,7 @@ class ModelManager : public QObject {
   void loadStateChanged();
   void progressChanged();
   void recentModelsChanged();
+  void remoteListChanged();
   void errorOccurred(const QString& message);
   void noticeOccurred(const QString& message);
   void modelReady();
@@ -97,6 +117,10 @@ class ModelManager : public QObject {
   QString demoModelPath_;
   QString queuedInspect_;
   QFutureWatcher<InspectOutcome> watcher_;
+  bool listingRemote_ = false;
+  QStringList remoteModelNames_;
+  QString remoteListError_;
+  quint64 remoteListGeneration_ = 0;
 };
 
 }  // namespace day0::app

@@ -19,6 +19,8 @@ target_sources(day0_app PRIVATE
   gui/model_manager.h
   gui/selftest.cpp
   gui/selftest.h
+  gui/server_controller.cpp
+  gui/server_controller.h
 )
-target_link_libraries(day0_app PUBLIC day0_storage)
+target_link_libraries(day0_app PUBLIC day0_storage day0_server day0_remote)
 target_compile_definitions(day0_app PRIVATE DAY0_RESOURCES_DIR="${PROJECT_SOURCE_DIR}/resources")

@@ -19,11 +19,13 @@ constexpr std::size_t kMaxErrorBody = 1u << 20;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::unique_ptr<httplib::Client> make_client(const std::string& origin, const std::string& api_key) {
+// `read_timeout`: a chat's first byte can be minutes away (a long prefill on the other side);
+// a model list answers at once.
+std::unique_ptr<httplib::Client> make_client(const std::string& origin, const std::string& api_key,
+                                             int read_timeout = 600) {
   auto client = std::make_unique<httplib::Client>(origin);
   client->set_connection_timeout(10);
-  // A long prefill on the other side can keep the first byte away for minutes.
-  client->set_read_timeout(600);
+  client->set_read_timeout(read_timeout);
   client->set_write_timeout(60);
   if (!api_key.empty()) client->set_bearer_token_auth(api_key);
   return client;
@@ -61,6 +63,12 @@ std::string reasoning_of(const json& delta) {
 
 }  // namespace
 
+void CancelToken::cancel() {
+  cancelled_ = true;
+  std::lock_guard lock(mutex_);
+  if (abort_) abort_();
+}
+
 Result<RemoteClient> RemoteClient::create(Endpoint endpoint) {
   const std::string& url = endpoint.url;
   const std::size_t scheme_end = url.find("://");
@@ -79,7 +87,7 @@ Result<RemoteClient> RemoteClient::create(Endpoint endpoint) {
 }
 
 Result<std::vector<std::string>> RemoteClient::list_models() const {
-  auto client = make_client(origin_, endpoint_.api_key);
+  auto client = make_client(origin_, endpoint_.api_key, 20);
   auto res = client->Get(base_path_ + "/models");
   if (!res) return http_failure(endpoint_, res.error());
   if (res->status != 200) return status_failure(endpoint_, res->status, res->body);
@@ -93,7 +101,8 @@ Result<std::vector<std::string>> RemoteClient::list_models() const {
 }
 
 Result<RemoteReply> RemoteClient::stream_chat(const std::vector<RemoteMessage>& messages,
-                                              const RemoteSampling& sampling, const PieceCallback& on_piece) const {
+                                              const RemoteSampling& sampling, const PieceCallback& on_piece,
+                                              const std::shared_ptr<CancelToken>& cancel) const {
   json body = {{"model", endpoint_.model}, {"stream", true}, {"stream_options", {{"include_usage", true}}}};
   json list = json::array();
   for (const auto& m : messages) {
@@ -135,7 +144,7 @@ Result<RemoteReply> RemoteClient::stream_chat(const std::vector<RemoteMessage>& 
     last = now;
     ++pieces;
     (channel == OutputChannel::reasoning ? reply.reasoning : reply.content) += text;
-    if (on_piece && !on_piece(OutputPiece{channel, text, ""})) {
+    if ((cancel && cancel->cancelled()) || (on_piece && !on_piece(OutputPiece{channel, text, ""}))) {
       cancelled = true;
       return false;
     }
@@ -187,12 +196,18 @@ Result<RemoteReply> RemoteClient::stream_chat(const std::vector<RemoteMessage>& 
   req.set_header("Content-Type", "application/json");
   if (!endpoint_.api_key.empty()) req.set_header("Authorization", "Bearer " + endpoint_.api_key);
   req.body = dump(body);
+  const auto stopped = [&]() {
+    if (cancel && cancel->cancelled()) cancelled = true;
+    return cancelled;
+  };
   req.response_handler = [&](const httplib::Response& r) {
+    if (stopped()) return false;
     status = r.status;
     event_stream = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
     return true;
   };
   req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    if (stopped()) return false;
     if (status != 200 || !event_stream) {
       raw.append(data, n);
       return raw.size() <= (status == 200 ? (256u << 20) : kMaxErrorBody);
@@ -200,7 +215,25 @@ Result<RemoteReply> RemoteClient::stream_chat(const std::vector<RemoteMessage>& 
     return parser.feed(std::string_view(data, n), on_data);
   };
   auto client = make_client(origin_, "");
+  // The token may stop the client from another thread only while the client lives.
+  struct AbortHook {
+    CancelToken* token;
+    ~AbortHook() {
+      if (!token) return;
+      std::lock_guard lock(token->mutex_);
+      token->abort_ = nullptr;
+    }
+  } hook{cancel.get()};
+  if (cancel) {
+    std::lock_guard lock(cancel->mutex_);
+    cancel->abort_ = [c = client.get()]() { c->stop(); };
+  }
+  if (stopped()) {
+    reply.finish_reason = "cancelled";
+    return reply;
+  }
   auto res = client->send(req);
+  stopped();
   if (failure) return *failure;
   if (cancelled) {
     reply.finish_reason = "cancelled";

@@ -2,9 +2,12 @@
 // A client for any OpenAI-compatible chat endpoint (vLLM, SGLang, a llama.cpp server, another
 // Day0): streams a reply over server-sent events, split into reasoning and answer like the local
 // engine's output. No Qt; HTTP and HTTPS through cpp-httplib.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +54,20 @@ struct RemoteReply {
 // request (the connection is closed, which a Day0 server takes as a cancel).
 using PieceCallback = std::function<bool(const OutputPiece& piece)>;
 
+// Lets another thread end a stream_chat at once, also while it still waits for the server's first
+// byte (a long prefill on the other side): the connection is shut down under the request.
+class CancelToken {
+ public:
+  void cancel();
+  bool cancelled() const { return cancelled_.load(); }
+
+ private:
+  friend class RemoteClient;
+  std::mutex mutex_;
+  std::function<void()> abort_;  // set while a request is in flight
+  std::atomic<bool> cancelled_{false};
+};
+
 class RemoteClient {
  public:
   // Checks the URL's shape (http or https, a host); connects nothing yet.
@@ -59,9 +76,11 @@ class RemoteClient {
   // GET /models: the model names the server lists.
   Result<std::vector<std::string>> list_models() const;
   // POST /chat/completions with stream=true (and usage requested); a server that answers with
-  // one JSON body instead is understood too.
+  // one JSON body instead is understood too. A cancelled `cancel` ends it with finish_reason
+  // "cancelled", like on_piece returning false.
   Result<RemoteReply> stream_chat(const std::vector<RemoteMessage>& messages, const RemoteSampling& sampling,
-                                  const PieceCallback& on_piece) const;
+                                  const PieceCallback& on_piece,
+                                  const std::shared_ptr<CancelToken>& cancel = nullptr) const;
 
   const Endpoint& endpoint() const { return endpoint_; }
 

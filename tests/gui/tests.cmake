@@ -3,6 +3,8 @@
 if(DAY0_BUILD_GUI)
   day0_add_test(test_gui_models SOURCES gui/test_gui_models.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_gui_chat SOURCES gui/test_gui_chat.cpp LABEL integration LIBS day0_app)
+  day0_add_test(test_gui_remote SOURCES gui/test_gui_remote.cpp LABEL integration
+    LIBS day0_app PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
   day0_add_test(test_gui_window SOURCES gui/test_gui_window.cpp LABEL integration
     LIBS day0_app day0_uiplugin Qt6::QuickControls2)
   add_test(NAME day0_selftest COMMAND day0 --selftest)
