@@ -67,6 +67,12 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{} bytes", bytes);
 }
 
+Status check_device_memory(std::uint64_t weight_bytes, std::uint64_t free_bytes, const std::string& device) {
+  if (weight_bytes <= free_bytes) return Status::ok();
+  return error(ErrorCode::out_of_memory, fmt::format("the weights alone need {} of GPU memory; {} has {} free",
+                                                     format_bytes(weight_bytes), device, format_bytes(free_bytes)));
+}
+
 namespace {
 
 // Activations of one prefill step: the residual and its norms, attention and MLP inputs and

@@ -51,6 +51,12 @@ struct PlanRequest {
 // explicit context does not fit; an explicit context above the model's is invalid_argument.
 Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanRequest& request);
 
+// The GPU check made before a model is uploaded: the checkpoint's tensor bytes (a lower bound of
+// what the GPU backend holds: it keeps the stored bf16 and MXFP4 weights and adds its workspace
+// and caches, accounted in engine/backend/cuda/) against the device's free memory. out_of_memory
+// names both, so the caller can say why it runs on the CPU instead.
+Status check_device_memory(std::uint64_t weight_bytes, std::uint64_t free_bytes, const std::string& device);
+
 // "61.2 GiB", "512.0 MiB".
 std::string format_bytes(std::uint64_t bytes);
 

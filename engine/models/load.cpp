@@ -1,3 +1,5 @@
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "day0/devices.h"
@@ -9,9 +11,32 @@
 #include "models/loaded_model.h"
 
 namespace day0::models {
+namespace {
+
+std::uint64_t tensor_bytes(const io::Checkpoint& checkpoint) {
+  std::uint64_t total = 0;
+  for (const auto& shard : checkpoint.shards()) total += shard.header().data_bytes;
+  return total;
+}
+
+// The weights against the chosen GPU's free memory, before anything is uploaded.
+Status gpu_fits(const io::Checkpoint& checkpoint, const DeviceReport& devices, const std::string& device) {
+  const int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
+  for (const auto& gpu : devices.gpus)
+    if (gpu.index == index) return limits::check_device_memory(tensor_bytes(checkpoint), gpu.free_memory, device);
+  return Status::ok();  // an unknown index is reported by the GPU load itself
+}
+
+}  // namespace
 
 Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir, ThreadPool& pool,
                                                 const LoadOptions& options, LoadPlan* plan) {
+  // ModelConfig::load also takes a config file's path; a model is always a folder.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return error(std::filesystem::exists(dir, ec) ? ErrorCode::invalid_argument : ErrorCode::not_found,
+                 dir.string() + (std::filesystem::exists(dir, ec) ? " is not a folder" : " does not exist") +
+                     ": give the model folder (config.json and the .safetensors files)");
   DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
   const Architecture* arch = find_architecture(config.model_type());
   if (arch == nullptr)
@@ -31,6 +56,8 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
       DAY0_LOG_WARN("--device {}: {} has no GPU path in this build; running on the CPU", options.device, arch->family);
     } else if (devices.gpus.empty()) {
       DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, devices.gpu_problem);
+    } else if (Status fits = gpu_fits(*shared, devices, options.device); !fits.is_ok()) {
+      DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, fits.message());
     } else {
       auto loaded = arch->load_cuda(config, shared, pool, options);
       if (loaded) return loaded;
@@ -39,7 +66,7 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
   }
   DAY0_ASSIGN_OR_RETURN(auto loaded, arch->load(config, shared, pool, options));
   limits::PlanRequest request;
-  for (const auto& shard : shared->shards()) request.weight_bytes += shard.header().data_bytes;
+  request.weight_bytes = tensor_bytes(*shared);
   request.model_context = loaded->max_context();
   request.context = options.max_context;
   request.limit = options.memory_limit_bytes;

@@ -248,10 +248,10 @@ std::vector<MalformedCase> malformed_cases() {
   // that meets them must say so instead of sampling from garbage.
   add({"nan_weights", demo,
        [](const fs::path& d) { edit_tensor(d, "lm_head.weight", [](RawTensor& t) { fill_bf16(t, 0x7fc0); }); },
-       "non-finite", kPasses});
+       "non-finite", kPasses, true, true, true});
   add({"inf_weights", demo,
        [](const fs::path& d) { edit_tensor(d, "model.norm.weight", [](RawTensor& t) { fill_bf16(t, 0x7f80); }); },
-       "non-finite", kPasses});
+       "non-finite", kPasses, true, true, true});
 
   // Tokenizer and chat template.
   add({"tokenizer_beyond_vocab", demo,
@@ -276,7 +276,15 @@ std::vector<MalformedCase> malformed_cases() {
        "chat_template.jinja", kPasses, /*generate_fails=*/false});
 
   // The folder itself.
-  add({"not_a_folder", {}, [](const fs::path& d) { write_text(d / "file", "x"); }, "file", kFails, true, true, "file"});
+  add({"not_a_folder",
+       {},
+       [](const fs::path& d) { write_text(d / "weights.bin", "x"); },
+       "weights.bin is not a folder",
+       kFails,
+       true,
+       true,
+       false,
+       "weights.bin"});
   if (::geteuid() != 0) {
     // root reads files whatever their mode; the FIFO cases above cover unreadable files there.
     add({"config_unreadable", demo, [](const fs::path& d) { fs::permissions(d / "config.json", fs::perms::none); },

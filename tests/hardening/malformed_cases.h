@@ -23,6 +23,8 @@ struct MalformedCase {
   // the model, tokenizer.json and a chat template. Whatever may succeed must still exit cleanly.
   bool generate_fails = true;
   bool chat_fails = true;
+  // The folder loads and the problem shows at the first step (non-finite weights).
+  bool fails_at_generation = false;
   std::string open_path;  // what to open, relative to the case's folder (empty: the folder)
 };
 

@@ -16,6 +16,7 @@
 #include "hardening/malformed_cases.h"
 #include "hardening/model_mutations.h"
 #include "io/model_config.h"
+#include "limits/memory_plan.h"
 #include "models/architecture.h"
 
 using namespace day0;
@@ -256,6 +257,15 @@ class TestLimits : public QObject {
     // 116.8e9 parameters, about 60.8 GiB as stored (MXFP4 experts, bf16 rest).
     QVERIFY2(QRegularExpression("needs 6\\d\\.\\d GiB of memory; 16.0 GiB is available").match(message).hasMatch(),
              qPrintable(message));
+  }
+
+  // The GPU check before an upload (no GPU is needed to test the rule itself).
+  void deviceCheck() {
+    QVERIFY(limits::check_device_memory(10ull << 30, 80ull << 30, "cuda:0").is_ok());
+    const Status s = limits::check_device_memory(65ull << 30, 20ull << 30, "cuda:1");
+    QCOMPARE(s.code(), ErrorCode::out_of_memory);
+    QCOMPARE(QString::fromStdString(s.message()),
+             QString("the weights alone need 65.0 GiB of GPU memory; cuda:1 has 20.0 GiB free"));
   }
 
   void boundedContextInRequests() {

@@ -5,6 +5,12 @@ day0_add_test(test_malformed_cli
     engine/safetensors_writer.cpp
   LABEL integration LIBS day0_engine_internal)
 add_dependencies(test_malformed_cli day0-cli)
+if(DAY0_BUILD_GUI)
+  day0_add_test(test_malformed_app
+    SOURCES hardening/test_malformed_app.cpp hardening/malformed_cases.cpp hardening/model_mutations.cpp
+      engine/safetensors_writer.cpp
+    LABEL integration LIBS day0_app day0_engine_internal)
+endif()
 day0_add_test(test_limits
   SOURCES hardening/test_limits.cpp hardening/malformed_cases.cpp hardening/model_mutations.cpp
     engine/safetensors_writer.cpp
@@ -12,3 +18,8 @@ day0_add_test(test_limits
 day0_add_test(test_soak_engine SOURCES hardening/test_soak_engine.cpp hardening/malformed_cases.cpp
   hardening/model_mutations.cpp engine/safetensors_writer.cpp LABEL integration LIBS day0_engine_internal)
 set_tests_properties(test_soak_engine PROPERTIES LABELS "integration;soak")
+if(DAY0_BUILD_GUI)
+  day0_add_test(test_soak_app SOURCES hardening/test_soak_app.cpp hardening/malformed_cases.cpp
+    hardening/model_mutations.cpp engine/safetensors_writer.cpp LABEL integration LIBS day0_app day0_engine_internal)
+  set_tests_properties(test_soak_app PROPERTIES LABELS "integration;soak")
+endif()
