@@ -51,6 +51,7 @@ ApplicationWindow {
     // For the self-test's screenshots and the shortcuts.
     function openPage(name) {
         if (name === "models") openModels()
+        else if (name === "remote") { modelManager.showRemote(); modelManager.open() }
         else if (name === "settings") settingsDialog.open()
     }
     function openModels() {

@@ -7,6 +7,14 @@ import QtQuick.Layouts
 Popup {
     id: manager
     required property QtObject models
+    // The right side shows the inspected folder, or the form for a remote server.
+    property bool remoteMode: false
+
+    // The server form, filled with the endpoint in use when the model is remote.
+    function showRemote() {
+        remoteMode = true
+        remotePanel.show(models.loadedIsRemote ? models.remoteEndpoint(models.loadedDir) : {})
+    }
 
     parent: Overlay.overlay
     anchors.centerIn: parent
@@ -21,7 +29,10 @@ Popup {
     FolderDialog {
         id: folderDialog
         title: qsTr("Open a model folder (config.json, *.safetensors)")
-        onAccepted: manager.models.inspectFolder(selectedFolder)
+        onAccepted: {
+            manager.remoteMode = false
+            manager.models.inspectFolder(selectedFolder)
+        }
     }
 
     RowLayout {
@@ -53,6 +64,14 @@ Popup {
                     text: qsTr("Open model folder…")
                     onClicked: folderDialog.open()
                 }
+                PillButton {
+                    Layout.fillWidth: true
+                    objectName: "connectServerButton"
+                    iconName: "chip"
+                    text: qsTr("Connect to a server…")
+                    Accessible.name: qsTr("Connect to a server")
+                    onClicked: manager.showRemote()
+                }
                 Label {
                     text: qsTr("RECENT")
                     color: Theme.textFaint
@@ -78,12 +97,20 @@ Popup {
                     delegate: ItemDelegate {
                         id: recentRow
                         required property var modelData
-                        readonly property bool selected: manager.models.info.dir === modelData.path
+                        readonly property bool selected: modelData.remote === true
+                                                         ? manager.remoteMode && manager.models.loadedDir === modelData.path
+                                                         : !manager.remoteMode && manager.models.info.dir === modelData.path
                         width: ListView.view.width
                         implicitHeight: 50
                         enabled: modelData.exists
                         Accessible.name: modelData.name
-                        onClicked: manager.models.inspectPath(modelData.path)
+                        onClicked: {
+                            manager.remoteMode = modelData.remote === true
+                            if (manager.remoteMode)
+                                remotePanel.show(manager.models.remoteEndpoint(modelData.path))
+                            else
+                                manager.models.inspectPath(modelData.path)
+                        }
                         background: Rectangle {
                             radius: 8
                             color: recentRow.selected ? Theme.selected : recentRow.hovered ? Theme.hover : "transparent"
@@ -103,7 +130,8 @@ Popup {
                                 }
                                 Label {
                                     Layout.fillWidth: true
-                                    text: recentRow.modelData.exists ? recentRow.modelData.path : qsTr("missing: ") + recentRow.modelData.path
+                                    text: recentRow.modelData.remote === true ? qsTr("remote: ") + recentRow.modelData.url
+                                          : recentRow.modelData.exists ? recentRow.modelData.path : qsTr("missing: ") + recentRow.modelData.path
                                     color: Theme.textFaint
                                     font.pixelSize: 11
                                     elide: Text.ElideMiddle
@@ -130,6 +158,16 @@ Popup {
                 anchors.topMargin: 20
                 headerRightInset: 28
                 models: manager.models
+                visible: !manager.remoteMode
+            }
+            RemotePanel {
+                id: remotePanel
+                anchors.fill: parent
+                anchors.margins: 24
+                anchors.topMargin: 20
+                headerRightInset: 28
+                models: manager.models
+                visible: manager.remoteMode
             }
             IconButton {
                 anchors.right: parent.right

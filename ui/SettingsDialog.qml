@@ -3,12 +3,14 @@ import QtQuick.Controls
 import QtQuick.Dialogs
 import QtQuick.Layouts
 
-// Settings: device, expert-cache budget, sampling defaults, system prompt, theme, data folder.
+// Settings: device, expert-cache budget, sampling defaults, system prompt, theme, the local
+// OpenAI-compatible server, data folder.
 // Every control writes through to the stored settings at once.
 Popup {
     id: dialog
     required property QtObject controller
     readonly property QtObject settings: controller.settings
+    readonly property QtObject server: controller.server
 
     parent: Overlay.overlay
     anchors.centerIn: parent
@@ -190,6 +192,55 @@ Popup {
                             onClicked: dialog.settings.theme = modelData.id
                         }
                     }
+                }
+
+                SectionTitle { text: qsTr("LOCAL SERVER") }
+                Switch {
+                    text: qsTr("Serve the loaded model over the OpenAI API")
+                    checked: dialog.settings.serverEnabled
+                    Accessible.name: qsTr("Serve the loaded model")
+                    onToggled: dialog.settings.serverEnabled = checked
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Port"); color: Theme.text; Layout.preferredWidth: 150 }
+                    SpinBox {
+                        from: 1; to: 65535
+                        value: dialog.settings.serverPort
+                        editable: true
+                        textFromValue: (v) => String(v)
+                        valueFromText: (t) => parseInt(t)
+                        Accessible.name: qsTr("Server port")
+                        onValueModified: dialog.settings.serverPort = value
+                    }
+                    Item { Layout.fillWidth: true }
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("API key"); color: Theme.text; Layout.preferredWidth: 150 }
+                    TextField {
+                        Layout.fillWidth: true
+                        text: dialog.settings.serverApiKey
+                        echoMode: TextInput.Password
+                        placeholderText: qsTr("none: any local program may use it")
+                        color: Theme.text
+                        selectByMouse: true
+                        Accessible.name: qsTr("Server API key")
+                        onEditingFinished: dialog.settings.serverApiKey = text
+                    }
+                }
+                CheckBox {
+                    text: qsTr("Let other machines connect (needs an API key)")
+                    checked: dialog.settings.serverAllowNetwork
+                    Accessible.name: qsTr("Let other machines connect")
+                    onToggled: dialog.settings.serverAllowNetwork = checked
+                }
+                Hint {
+                    text: dialog.server.statusText === qsTr("Off")
+                          ? qsTr("Scripts and other apps can use the model through /v1/chat/completions, sharing this app's engine and memory.")
+                          : dialog.server.statusText
                 }
 
                 SectionTitle { text: qsTr("DATA FOLDER") }

@@ -34,7 +34,8 @@ Rectangle {
             Accessible.name: qsTr("Model: %1").arg(text)
         }
         Item_ {
-            text: bar.models.loaded ? (bar.models.device === "cpu" ? qsTr("CPU") : bar.models.device)
+            text: bar.models.loaded ? (bar.models.loadedIsRemote ? qsTr("remote: %1").arg(bar.models.remoteUrl)
+                                       : bar.models.device === "cpu" ? qsTr("CPU") : bar.models.device)
                                     : (bar.controller.gpuAvailable ? qsTr("GPU available") : qsTr("CPU"))
             Accessible.name: qsTr("Device: %1").arg(text)
         }
@@ -48,7 +49,12 @@ Rectangle {
             text: qsTr("first token %1 ms").arg(Math.round(bar.controller.timeToFirstTokenMs))
         }
         Item_ {
-            visible: bar.models.loaded
+            visible: bar.controller.server.running
+            text: qsTr("serving %1").arg(bar.controller.server.url)
+            Accessible.name: qsTr("Local server: %1").arg(bar.controller.server.url)
+        }
+        Item_ {
+            visible: bar.models.loaded && bar.controller.contextTotal > 0
             text: qsTr("context %1 / %2").arg(bar.controller.contextUsed.toLocaleString(Qt.locale(), "f", 0))
                                          .arg(bar.controller.contextTotal.toLocaleString(Qt.locale(), "f", 0))
         }

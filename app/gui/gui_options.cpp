@@ -38,7 +38,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
     } else if (a == "--model" || a == "--data-dir" || a == "--theme" || a == "--page") {
       if (i + 1 >= args.size()) {
         options.error = a + (a == "--theme"  ? " needs light, dark or system"
-                             : a == "--page" ? " needs chat, models or settings"
+                             : a == "--page" ? " needs chat, models, remote or settings"
                                              : " needs a folder");
         return options;
       }
@@ -58,15 +58,16 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   if (!options.screenshot.empty() && !options.selftest) options.error = "--screenshot needs --selftest";
   if (!options.theme.empty() && options.theme != "light" && options.theme != "dark" && options.theme != "system")
     options.error = "--theme must be light, dark or system";
-  if (!options.page.empty() && options.page != "chat" && options.page != "models" && options.page != "settings")
-    options.error = "--page must be chat, models or settings";
+  if (!options.page.empty() && options.page != "chat" && options.page != "models" && options.page != "remote" &&
+      options.page != "settings")
+    options.error = "--page must be chat, models, remote or settings";
   if (!options.page.empty() && !options.selftest) options.error = "--page needs --selftest";
   return options;
 }
 
 std::string gui_usage() {
   return "usage: day0 [--model DIR] [--data-dir DIR] [--theme light|dark|system] [--version]\n"
-         "            [--selftest [--screenshot FILE.png] [--page chat|models|settings]]\n"
+         "            [--selftest [--screenshot FILE.png] [--page chat|models|remote|settings]]\n"
          "  --model DIR     open this model folder at start\n"
          "  --data-dir DIR  keep the history (history.db) and settings (day0.ini) in DIR\n"
          "  --theme T       set the theme: light, dark or system\n"
@@ -75,7 +76,7 @@ std::string gui_usage() {
          "                  send a message, wait for the streamed reply, and exit 0 only if all of that\n"
          "                  worked; it uses a temporary data folder unless --data-dir is given\n"
          "  --screenshot F  with --selftest, save the window as a PNG once the reply is in\n"
-         "  --page P        with --selftest, show the chat, the model manager or the settings in it\n";
+         "  --page P        with --selftest, show the chat, the model manager, its server form or the settings\n";
 }
 
 std::optional<std::string> missing_display_reason() {
