@@ -202,7 +202,7 @@ void EngineBridge::connectRemote(const RemoteEndpoint& endpoint) {
   loading_ = true;
   emit loadStarted();
   emit loadProgress(0, 0, tr("Connecting to %1…").arg(endpoint.url));
-  QThreadPool::globalInstance()->start([this, endpoint, generation]() {
+  QThreadPool::globalInstance()->start([this, endpoint, generation, cancel]() {
     auto loaded = std::make_shared<Loaded>();
     loaded->generation = generation;
     loaded->device = QStringLiteral("remote");
@@ -249,7 +249,10 @@ void EngineBridge::connectRemote(const RemoteEndpoint& endpoint) {
                                offered.isEmpty() ? tr("none") : offered.join(QStringLiteral(", ")));
       return post();
     }
-    loaded->remote.emplace(std::move(*client));
+    if (cancel->load())
+      loaded->error = tr("Connecting was cancelled.");
+    else
+      loaded->remote.emplace(std::move(*client));
     post();
   });
 }
