@@ -5,7 +5,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <sstream>
+#include <utility>
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
@@ -26,7 +30,8 @@ int usage(bool help) {
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
                "                     [--db PATH | --no-history]\n"
                "  Type a message and press Enter; the reply streams back. /system TEXT sets the system\n"
-               "  prompt (and starts over), /reset starts over, /quit ends. /image PATH (PNG or JPEG) attaches\n"
+               "  prompt (and starts over), /reset starts over, /quit ends. /image PATH (PNG or JPEG; for a\n"
+               "  remote server also GIF or WebP, sent as a data URL) attaches\n"
                "  an image to the next message (models that take images). Reads stdin line by line when\n"
                "  it is not a terminal. The conversation is saved as it streams in the app's history\n"
                "  database ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
@@ -53,6 +58,11 @@ int run_chat(const std::vector<std::string>& argv) {
   // The conversation's images in order (earlier turns' stay); `pending` go with the next message.
   std::vector<std::filesystem::path> images;
   std::size_t pending = 0;
+  // For a remote server: each user message's images as data URLs (by message index), and those
+  // waiting for the next message with their bytes for the history.
+  std::map<std::size_t, std::vector<std::string>> remote_images;
+  std::vector<std::string> pending_urls;
+  std::vector<storage::NewAttachment> pending_attachments;
   base.sampling.temperature = 0.7f;
   base.sampling.top_p = 0.95f;
   base.stop.max_new_tokens = 1024;
@@ -112,7 +122,12 @@ int run_chat(const std::vector<std::string>& argv) {
     model_type = "remote, " + remote_client->endpoint().url;
     generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
       std::vector<remote::RemoteMessage> list;
-      for (const auto& m : messages) list.push_back({m.role, m.content, m.reasoning, {}});
+      for (std::size_t i = 0; i < messages.size(); ++i) {
+        const auto& m = messages[i];
+        const auto it = remote_images.find(i);
+        list.push_back(
+            {m.role, m.content, m.reasoning, it == remote_images.end() ? std::vector<std::string>{} : it->second});
+      }
       remote::RemoteSampling sampling;
       sampling.temperature = base.sampling.temperature;
       sampling.top_p = base.sampling.top_p;
@@ -189,7 +204,8 @@ int run_chat(const std::vector<std::string>& argv) {
   }
   std::int64_t conversation_id = 0;
   std::optional<std::int64_t> last_message_id;
-  const auto store_message = [&](storage::Role role, const std::string& text) -> bool {
+  const auto store_message = [&](storage::Role role, const std::string& text,
+                                 std::vector<storage::NewAttachment> attachments = {}) -> bool {
     if (!history) return true;
     if (conversation_id == 0) {
       storage::NewConversation c;
@@ -208,7 +224,7 @@ int run_chat(const std::vector<std::string>& argv) {
         if (added.is_ok()) last_message_id = added.value().id;
       }
     }
-    storage::NewMessage m{conversation_id, last_message_id, role, text, "", dir, {}};
+    storage::NewMessage m{conversation_id, last_message_id, role, text, "", dir, std::move(attachments)};
     auto added = history->add_message(m).get();
     if (!added.is_ok()) {
       std::fprintf(stderr, "day0-cli chat: %s\n", added.error().message.c_str());
@@ -225,6 +241,9 @@ int run_chat(const std::vector<std::string>& argv) {
     messages.clear();
     images.clear();
     pending = 0;
+    remote_images.clear();
+    pending_urls.clear();
+    pending_attachments.clear();
     conversation_id = 0;
     if (!system_prompt.empty()) messages.push_back({"system", system_prompt, ""});
   };
@@ -254,8 +273,23 @@ int run_chat(const std::vector<std::string>& argv) {
     if (line.rfind("/image ", 0) == 0) {
       std::error_code ec;
       const std::filesystem::path path = line.substr(7);
-      if (args->option("remote") || !std::filesystem::is_regular_file(path, ec)) {
-        std::printf("(%s)\n", args->option("remote") ? "images are not sent to a remote server" : "no such image file");
+      if (args->option("remote")) {
+        // Sent as a data URL; the server says whether its model reads images.
+        auto url = remote::image_data_url(path);
+        if (!url) {
+          std::printf("(%s)\n", url.status().message().c_str());
+          continue;
+        }
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream bytes;
+        bytes << in.rdbuf();
+        pending_attachments.push_back({url->substr(5, url->find(';') - 5), path.filename().string(), bytes.str()});
+        pending_urls.push_back(std::move(*url));
+        std::printf("(image attached to the next message)\n");
+        continue;
+      }
+      if (!std::filesystem::is_regular_file(path, ec)) {
+        std::printf("(no such image file)\n");
         continue;
       }
       images.push_back(path);
@@ -267,7 +301,8 @@ int run_chat(const std::vector<std::string>& argv) {
     // Each attached image as the model's image markers before the text (GLM: begin, image, end).
     for (; pending > 0; --pending) line = "<|begin_of_image|><|image|><|end_of_image|>" + line;
     messages.push_back({"user", line, ""});
-    if (!store_message(storage::Role::user, line)) return 1;
+    if (!pending_urls.empty()) remote_images[messages.size() - 1] = std::exchange(pending_urls, {});
+    if (!store_message(storage::Role::user, line, std::exchange(pending_attachments, {}))) return 1;
     std::optional<std::int64_t> reply_id;
     if (history) {
       auto begun = history->begin_reply({conversation_id, last_message_id, dir}).get();
@@ -284,11 +319,15 @@ int run_chat(const std::vector<std::string>& argv) {
       for (const auto& p : pieces) {
         if (p.text.empty()) continue;
         const bool thinking = p.channel == OutputChannel::reasoning || p.channel == OutputChannel::commentary;
-        if (thinking) reply.reasoning += p.text;
-        else reply.content += p.text;
+        if (thinking)
+          reply.reasoning += p.text;
+        else
+          reply.content += p.text;
         if (reply_id) {
-          if (thinking) history->append_reply(*reply_id, "", p.text);
-          else history->append_reply(*reply_id, p.text, "");
+          if (thinking)
+            history->append_reply(*reply_id, "", p.text);
+          else
+            history->append_reply(*reply_id, p.text, "");
         }
         if (!any || p.channel != shown) {
           if (any) std::printf("\n");
@@ -305,7 +344,7 @@ int run_chat(const std::vector<std::string>& argv) {
     std::printf("\n");
     if (reply_id) {
       storage::ReplyEnd end;
-      end.state = last.kind == Event::Kind::error ? storage::MessageState::error
+      end.state = last.kind == Event::Kind::error        ? storage::MessageState::error
                   : last.reason == DoneReason::cancelled ? storage::MessageState::incomplete
                                                          : storage::MessageState::complete;
       if (last.kind == Event::Kind::error) end.error = last.status.message();
@@ -319,6 +358,7 @@ int run_chat(const std::vector<std::string>& argv) {
     }
     if (last.kind == Event::Kind::error) {
       std::fprintf(stderr, "day0-cli chat: %s\n", last.status.message().c_str());
+      remote_images.erase(messages.size() - 1);
       messages.pop_back();
       continue;
     }

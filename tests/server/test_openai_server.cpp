@@ -388,6 +388,40 @@ class TestOpenAiServer : public QObject {
     QVERIFY(reply["prompt_tokens"].get<int>() > 0);
   }
 
+  // An image attached in `chat --remote` goes to the server as a data URL (this text-only model
+  // refuses it, naming images) and stays with its message in the history.
+  void cliChatRemoteSendsImages() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("history.db");
+    const QString image = QStringLiteral(DAY0_TEST_DATA_DIR "/vision/small_56x84.png");
+    QProcess chat;
+    chat.setProcessEnvironment(day0::test::quiet_env());
+    chat.start(kCli, {"chat", "--remote", QString::fromStdString(url_), "--api-key", QString::fromStdString(kKey),
+                      "--db", db, "--max-new-tokens", "6"});
+    QVERIFY(chat.waitForStarted(10000));
+    chat.write(("/image " + image + "\nWhat is in it?\nAnd without one?\n").toUtf8());
+    chat.closeWriteChannel();
+    QVERIFY(chat.waitForFinished(30000));
+    const QString out = QString::fromUtf8(chat.readAllStandardOutput());
+    const QString err = QString::fromUtf8(chat.readAllStandardError());
+    QVERIFY2(chat.exitCode() == 0, qPrintable(err));
+    QVERIFY2(out.contains("image attached"), qPrintable(out));
+    QVERIFY2(err.contains("HTTP 400") && err.contains("image"), qPrintable(err));
+    // The refused turn is dropped from the conversation; the next one goes through.
+    QVERIFY2(err.contains(QRegularExpression("\\[\\d+ tokens, ")), qPrintable(err));
+    const auto shown =
+        day0::test::run_program(kCli, {"history", "show", "1", "--db", db, "--json"}, day0::test::quiet_env());
+    QCOMPARE(shown.exit_code, 0);
+    const json h = json::parse(shown.out.toStdString(), nullptr, false);
+    QVERIFY2(!h.is_discarded(), qPrintable(shown.out));
+    const json& messages = h["conversations"][0]["messages"];
+    QCOMPARE(messages[0]["content"].get<std::string>(), std::string("What is in it?"));
+    QCOMPARE(messages[0]["attachments"].size(), std::size_t{1});
+    QCOMPARE(messages[0]["attachments"][0]["file_name"].get<std::string>(), std::string("small_56x84.png"));
+    QCOMPARE(messages[1]["state"].get<std::string>(), std::string("error"));
+    QCOMPARE(messages.back()["state"].get<std::string>(), std::string("complete"));
+  }
+
   void metricsText() {
     const std::string m = metrics();
     QVERIFY(sample(m, "day0_http_responses_total{code=\"200\"}") >= 1);
