@@ -152,6 +152,23 @@ class Renderer {
  public:
   Renderer(const Template& tmpl, const DictData& vars, const RenderLimits& limits)
       : tmpl_(tmpl), vars_(vars), limits_(limits) {}
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+
+  // A macro closes over the scope that holds it (scope -> macro -> closure -> scope), and a
+  // loop's state can hold its own loop object (loop.changed(loop)): cycles of shared pointers
+  // that would leak every scope and value of the render. Nothing outlives the render, so the
+  // links are cut here, newest first, so that freeing one never walks a chain of older ones.
+  ~Renderer() {
+    for (auto it = loops_.rbegin(); it != loops_.rend(); ++it) {
+      if (const auto state = it->lock()) {
+        state->last_changed = Value();
+        state->scope.reset();
+      }
+    }
+    for (auto it = macros_.rbegin(); it != macros_.rend(); ++it)
+      if (const auto m = it->lock()) m->closure.reset();
+  }
 
   std::string run() {
     root_ = std::make_shared<Scope>();
@@ -237,6 +254,7 @@ class Renderer {
       }
       case NodeType::macro: {
         auto m = std::make_shared<MacroObject>();
+        track(m);
         m->node = &n;
         m->closure = scope;
         m->name = n.name;
@@ -246,6 +264,7 @@ class Renderer {
       }
       case NodeType::call_block: {
         auto caller = std::make_shared<MacroObject>();
+        track(caller);
         caller->node = &n;
         caller->closure = scope;
         caller->name = "caller";
@@ -311,6 +330,7 @@ class Renderer {
         const Value ns = lookup(target.name, scope);
         if (!ns.is_ns()) fail(ErrorKind::runtime, "cannot assign attribute on non-namespace object");
         const std::string& attr = target.a->value.str();
+        check_namespace_value(v);
         note_child(const_cast<NamespaceData&>(ns.ns_data()), v);
         if (Value* slot = ns.ns_data().find(attr)) {
           *slot = v;
@@ -340,6 +360,7 @@ class Renderer {
       return Flow::normal;
     }
     auto state = std::make_shared<LoopState>();
+    track(loops_, state);
     state->items = std::move(items);
     state->depth0 = depth0;
     state->node = &n;
@@ -601,11 +622,21 @@ class Renderer {
     }
   }
 
+  // Forgets what was already freed before a list grows, so it stays as long as what is alive.
+  template <typename T>
+  static void track(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& p) {
+    if (list.size() == list.capacity()) std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
+    list.push_back(p);
+  }
+  void track(const std::shared_ptr<MacroObject>& m) { track(macros_, m); }
+
   const Template& tmpl_;
   const DictData& vars_;
   const RenderLimits& limits_;
   ScopePtr root_;
   int depth_ = 0;
+  std::vector<std::weak_ptr<MacroObject>> macros_;
+  std::vector<std::weak_ptr<LoopState>> loops_;
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
+#include <limits>
 
 #include "chat_template/builtins.h"
 #include "chat_template/unicode.h"
@@ -168,9 +170,33 @@ struct JsonWriter {
 };
 
 std::string format_number(const char* spec, double d) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, spec, d);
-  return buf;
+  // Sized first: a precision such as %.600f prints more than any fixed buffer holds.
+  const int n = std::snprintf(nullptr, 0, spec, d);
+  if (n < 0) fail(ErrorKind::value, std::string("cannot format a number with ") + spec);
+  check_size(static_cast<std::size_t>(n));
+  std::string out(static_cast<std::size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), spec, d);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+// A width or precision written in the format: read with a cap so that "%99999999999d" does not
+// overflow an int, and refused when it alone would pass the value size budget.
+template <typename Text>  // std::string or code points
+int read_count(const Text& s, std::size_t& i) {
+  std::int64_t n = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+    n = std::min<std::int64_t>(n * 10 + (s[i++] - '0'), std::numeric_limits<int>::max());
+  check_size(static_cast<std::size_t>(n));
+  return static_cast<int>(n);
+}
+
+// A width or precision given as an argument (`*`), with the same bounds.
+int count_arg(std::int64_t v) {
+  const std::int64_t limit = std::numeric_limits<int>::max();
+  v = std::clamp<std::int64_t>(v, -limit, limit);
+  check_size(static_cast<std::size_t>(v < 0 ? -v : v));
+  return static_cast<int>(v);
 }
 
 // One printf-style conversion.
@@ -194,11 +220,24 @@ std::string convert_one(char type, const std::string& flags, int width, int prec
     case 'i':
     case 'u': {
       need_number("a real number");
-      const std::int64_t i = v.is_float() ? static_cast<std::int64_t>(std::trunc(v.as_double())) : v.as_int();
-      body = std::to_string(i < 0 ? -i : i);
+      // Python's int(x): a float of any size has an exact integer value (printed exactly by
+      // %.0f); magnitudes are unsigned so that -2^63 has one.
+      bool negative = false;
+      if (v.is_float()) {
+        const double d = v.as_double();
+        if (std::isnan(d)) fail(ErrorKind::value, "cannot convert float NaN to integer");
+        if (std::isinf(d)) fail(ErrorKind::overflow, "cannot convert float infinity to integer");
+        const double t = std::trunc(d);
+        negative = t < 0;
+        body = format_number("%.0f", std::fabs(t));
+      } else {
+        const std::int64_t i = v.as_int();
+        negative = i < 0;
+        body = std::to_string(negative ? 0 - static_cast<std::uint64_t>(i) : static_cast<std::uint64_t>(i));
+      }
       if (precision >= 0 && static_cast<int>(body.size()) < precision)
         body.insert(0, static_cast<std::size_t>(precision) - body.size(), '0');
-      if (i < 0) {
+      if (negative) {
         body.insert(0, "-");
       } else if (flags.find('+') != std::string::npos) {
         body.insert(0, "+");
@@ -218,7 +257,8 @@ std::string convert_one(char type, const std::string& flags, int width, int prec
                     type == 'x'   ? "%llx"
                     : type == 'X' ? "%llX"
                                   : "%llo",
-                    static_cast<unsigned long long>(i < 0 ? -i : i));
+                    static_cast<unsigned long long>(i < 0 ? 0 - static_cast<std::uint64_t>(i)
+                                                          : static_cast<std::uint64_t>(i)));
       body = std::string(i < 0 ? "-" : "") +
              (flags.find('#') != std::string::npos ? (type == 'o'   ? "0o"
                                                       : type == 'x' ? "0x"
@@ -306,13 +346,13 @@ std::string spec_format(const Value& v, const std::string& spec) {
     ++i;
   }
   int width = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') width = width * 10 + static_cast<int>(s[i++] - '0');
+  width = read_count(s, i);
   if (i < s.size() && (s[i] == ',' || s[i] == '_')) ++i;
   int precision = -1;
   if (i < s.size() && s[i] == '.') {
     ++i;
     precision = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') precision = precision * 10 + static_cast<int>(s[i++] - '0');
+    precision = read_count(s, i);
   }
   char type = i < s.size() ? static_cast<char>(s[i++]) : 0;
   if (i != s.size()) fail(ErrorKind::value, "Invalid format specifier '" + spec + "'");
@@ -356,10 +396,15 @@ std::string spec_format(const Value& v, const std::string& spec) {
   if (width > len) {
     check_size(static_cast<std::size_t>(width) * fill.size());
     const int pad = width - len;
-    std::string left, right;
-    int l = align == '<' ? 0 : align == '^' ? pad / 2 : pad;
-    for (int k = 0; k < l; ++k) left += fill;
-    for (int k = 0; k < pad - l; ++k) right += fill;
+    const int l = align == '<' ? 0 : align == '^' ? pad / 2 : pad;
+    auto repeat = [&fill](int n) {
+      if (fill.size() == 1) return std::string(static_cast<std::size_t>(n), fill[0]);
+      std::string r;
+      r.reserve(static_cast<std::size_t>(n) * fill.size());
+      for (int k = 0; k < n; ++k) r += fill;
+      return r;
+    };
+    const std::string left = repeat(l), right = repeat(pad - l);
     if (align == '=' && !body.empty() && (body[0] == '-' || body[0] == '+'))
       return body.substr(0, 1) + left + body.substr(1);
     return left + body + right;
@@ -465,20 +510,20 @@ std::string percent_format(const std::string& fmt, const Value& args) {
     };
     int width = 0;
     if (i < fmt.size() && fmt[i] == '*') {
-      width = static_cast<int>(take_arg().as_int());
+      width = count_arg(take_arg().as_int());
       ++i;
     } else {
-      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') width = width * 10 + (fmt[i++] - '0');
+      width = read_count(fmt, i);
     }
     int precision = -1;
     if (i < fmt.size() && fmt[i] == '.') {
       ++i;
       precision = 0;
       if (i < fmt.size() && fmt[i] == '*') {
-        precision = static_cast<int>(take_arg().as_int());
+        precision = count_arg(take_arg().as_int());
         ++i;
       } else {
-        while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') precision = precision * 10 + (fmt[i++] - '0');
+        precision = read_count(fmt, i);
       }
     }
     while (i < fmt.size() && (fmt[i] == 'h' || fmt[i] == 'l' || fmt[i] == 'L')) ++i;

@@ -108,7 +108,9 @@ Value make_range(const CallArgs& call) {
   it->indexable = true;
   it->one_shot = false;
   for (std::uint64_t i = 0; i < n; ++i)
-    it->items.push_back(Value::integer(start + static_cast<std::int64_t>(i) * step));
+    // In unsigned arithmetic: i * step alone can pass 2^63 while start + i * step cannot.
+    it->items.push_back(Value::integer(
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(start) + i * static_cast<std::uint64_t>(step))));
   it->repr = "range(" + std::to_string(start) + ", " + std::to_string(stop) +
              (step != 1 ? ", " + std::to_string(step) : std::string()) + ")";
   return Value::iterator(std::move(it));
@@ -200,6 +202,7 @@ Value GlobalFunction::call(const CallArgs& call) const {
     auto ns = std::make_shared<NamespaceData>();
     for (auto& [k, v] : d.entries) {
       if (!k.is_string()) fail(ErrorKind::type, "keywords must be strings");
+      check_namespace_value(v);
       note_child(*ns, v);
       ns->attrs.emplace_back(k.str(), v);
     }

@@ -77,6 +77,42 @@ void note_child(HeapObject& parent, const Value& child) {
   }
 }
 
+void check_namespace_value(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::ns:
+    case Value::Kind::object:
+    case Value::Kind::callable:
+      fail(ErrorKind::security, "a namespace attribute cannot hold a " + type_name(v) +
+                                    " (only none, booleans, numbers, strings, lists and dicts of them)");
+    case Value::Kind::list:
+      for (const Value& item : v.items()) {
+        charge(1);
+        check_namespace_value(item);
+      }
+      return;
+    case Value::Kind::dict:
+      for (const auto& [key, value] : v.dict_data().entries) {
+        charge(1);
+        check_namespace_value(key);
+        check_namespace_value(value);
+      }
+      return;
+    case Value::Kind::iterator:
+      for (const Value& item : v.iterator_data().items) {
+        charge(1);
+        check_namespace_value(item);
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+ListData::~ListData() = default;
+DictData::~DictData() = default;
+IteratorData::~IteratorData() = default;
+NamespaceData::~NamespaceData() = default;
+
 const Value* DictData::find(const Value& key) const {
   for (const auto& [k, v] : entries)
     if (py_equal(k, key)) return &v;

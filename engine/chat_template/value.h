@@ -64,6 +64,12 @@ struct HeapObject {
 inline constexpr int kMaxValueDepth = 256;
 // Records that `parent` holds `child`; fails when nesting would pass kMaxValueDepth.
 void note_child(HeapObject& parent, const Value& child);
+// Namespaces are the one container a template changes in place, so the depth noted when a value
+// was built can go stale: one namespace held (directly or through a list, a dict, a macro's scope
+// or a loop) inside another could form a cycle, or chains deeper than any budget sees that
+// overflow the stack when printed or freed. Namespace attributes therefore take plain data only
+// (none, bools, numbers, strings and lists, tuples and dicts of them); anything else fails.
+void check_namespace_value(const Value& v);
 // Callables and other objects the evaluator owns say how Python would show and name them.
 struct ObjectBase : HeapObject {
   virtual std::string repr() const = 0;
@@ -76,12 +82,16 @@ struct ObjectBase : HeapObject {
 struct StringData : HeapObject {
   std::string text;
 };
+// The containers' destructors are defined in value.cpp, where Value is complete: clang
+// instantiates an inline virtual destructor (and with it ~vector<Value>) right here otherwise.
 struct ListData : HeapObject {
+  ~ListData() override;
   std::vector<Value> items;
   bool is_tuple = false;
   std::vector<std::string> field_names;  // a named tuple (groupby's (grouper, list))
 };
 struct DictData : HeapObject {
+  ~DictData() override;
   std::vector<std::pair<Value, Value>> entries;
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;
@@ -90,6 +100,7 @@ struct DictData : HeapObject {
 // Python iterables that are not lists: a generator is consumed by its first iteration and has
 // no len(); views and range can be iterated again and have a length.
 struct IteratorData : HeapObject {
+  ~IteratorData() override;
   std::string type_name;  // "generator", "dict_items", "range", "list_reverseiterator", ...
   std::vector<Value> items;
   bool has_len = false;
@@ -99,6 +110,7 @@ struct IteratorData : HeapObject {
   std::string repr;  // how str() shows it
 };
 struct NamespaceData : HeapObject {
+  ~NamespaceData() override;
   mutable std::vector<std::pair<std::string, Value>> attrs;
   Value* find(std::string_view name) const;
 };

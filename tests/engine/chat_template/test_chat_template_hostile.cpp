@@ -231,11 +231,11 @@ class TestChatTemplateHostile : public QObject {
     expect_budget_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "deeper than");
     // Output beyond the limit.
     expect_budget_error("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "output limit");
-    // Values nested through a loop, and a namespace holding itself.
+    // Values nested through a loop, and a namespace holding itself (namespaces take plain data).
     expect_budget_error(
         "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}",
         "nest deeper");
-    expect_budget_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}", "too deeply");
+    expect_budget_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}", "a namespace attribute cannot hold");
     // A tight step budget is honoured exactly.
     day0::ChatTemplateLimits tight;
     tight.max_steps = 1000;
