@@ -42,6 +42,7 @@ Result<CheckpointIndex> parse_checkpoint_index(std::string_view text, const std:
       if (total.is_number_unsigned()) {
         index.total_size = total.get<std::uint64_t>();
       } else if (total.is_number_float() && total.get<double>() >= 0 &&
+                 total.get<double>() < 18446744073709551616.0 &&  // 2^64: the cast below is defined
                  total.get<double>() == static_cast<double>(static_cast<std::uint64_t>(total.get<double>()))) {
         index.total_size = static_cast<std::uint64_t>(total.get<double>());
       } else if (!total.is_null()) {

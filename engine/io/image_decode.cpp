@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -85,6 +86,45 @@ int jpeg_components(std::span<const std::uint8_t> b) {
   return 0;
 }
 
+// stb_image 2.27 (Debian 12's) stores a Huffman table's code lengths in a 257-byte array without
+// checking how many codes the DHT segment declares: more than 256 (16 counts of up to 255) write
+// past it and past the 256 symbol values. Walks the segments as stb reads them (DHT tables one
+// after another while the segment length lasts; scan data skipped up to the next marker) and
+// returns the first table's code count above 256, or 0.
+std::size_t oversized_jpeg_huffman_table(std::span<const std::uint8_t> b) {
+  auto byte = [&b](std::size_t at) -> std::size_t { return at < b.size() ? b[at] : 0; };
+  std::size_t i = 2;  // after SOI
+  while (i + 1 < b.size()) {
+    if (b[i] != 0xFF) {  // scan data (or junk, which stb skips) up to the next marker
+      ++i;
+      continue;
+    }
+    const std::uint8_t marker = b[i + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    if (marker == 0x00 || marker == 0x01 || marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7)) {
+      i += 2;  // stuffed 0xFF in scan data, TEM, SOI, RSTn: no length
+      continue;
+    }
+    if (marker == 0xD9) return 0;  // EOI
+    const std::size_t length = (byte(i + 2) << 8) | byte(i + 3);
+    if (marker == 0xC4) {
+      std::size_t at = i + 4;
+      for (std::int64_t left = static_cast<std::int64_t>(length) - 2; left > 0 && at < b.size();) {
+        std::size_t codes = 0;
+        for (std::size_t k = 0; k < 16; ++k) codes += byte(at + 1 + k);
+        if (codes > 256) return codes;
+        at += 17 + codes;
+        left -= static_cast<std::int64_t>(17 + codes);
+      }
+    }
+    i += 2 + std::max<std::size_t>(length, 2);
+  }
+  return 0;
+}
+
 }  // namespace
 
 ImageFormat sniff_image_format(std::span<const std::uint8_t> bytes) {
@@ -115,6 +155,12 @@ Result<RgbImage> decode_image(std::span<const std::uint8_t> bytes, const std::st
                                                      origin, format_name(format)));
   if (format == ImageFormat::jpeg && jpeg_components(bytes) == 4)
     return error(ErrorCode::unsupported, origin + ": CMYK JPEG images are not supported; convert it to RGB");
+  if (format == ImageFormat::jpeg) {
+    if (const std::size_t codes = oversized_jpeg_huffman_table(bytes))
+      return error(ErrorCode::corrupt_data,
+                   fmt::format("{}: the JPEG data is corrupt (a Huffman table declares {} codes; at most 256 exist)",
+                               origin, codes));
+  }
 
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int size = static_cast<int>(bytes.size());
