@@ -2,8 +2,8 @@
 // markupsafe.escape, printf-style `%` and str.format.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 #include "chat_template/builtins.h"
@@ -253,12 +253,12 @@ std::string convert_one(char type, const std::string& flags, int width, int prec
       if (v.is_float()) fail(ErrorKind::type, std::string("%") + type + " format: an integer is required, not float");
       char buf[64];
       const std::int64_t i = v.as_int();
-      std::snprintf(buf, sizeof buf,
-                    type == 'x'   ? "%llx"
-                    : type == 'X' ? "%llX"
-                                  : "%llo",
-                    static_cast<unsigned long long>(i < 0 ? 0 - static_cast<std::uint64_t>(i)
-                                                          : static_cast<std::uint64_t>(i)));
+      std::snprintf(
+          buf, sizeof buf,
+          type == 'x'   ? "%llx"
+          : type == 'X' ? "%llX"
+                        : "%llo",
+          static_cast<unsigned long long>(i < 0 ? 0 - static_cast<std::uint64_t>(i) : static_cast<std::uint64_t>(i)));
       body = std::string(i < 0 ? "-" : "") +
              (flags.find('#') != std::string::npos ? (type == 'o'   ? "0o"
                                                       : type == 'x' ? "0x"
