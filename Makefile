@@ -25,6 +25,8 @@ help:
 	@echo "make test-tsan    build with TSan (CPU only) and run the tests that use threads"
 	@echo "make format       clang-format the C++ sources"
 	@echo "make clean        remove the build folder"
+	@echo "make fuzz         build the libFuzzer fuzzers (clang) in build-fuzz"
+	@echo "make fuzz-run FUZZER=tokenizer SECONDS=600   run one fuzzer"
 
 deps:
 	@tools/install-deps.sh
@@ -81,3 +83,13 @@ format-check:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Fuzzing (docs/reliability.md): libFuzzer + ASan + UBSan with clang in build-fuzz/.
+.PHONY: fuzz fuzz-run
+FUZZER ?= tokenizer
+SECONDS ?= 600
+fuzz:
+	@tools/fuzz.sh build
+
+fuzz-run:
+	@tools/fuzz.sh run $(FUZZER) $(SECONDS)
