@@ -160,6 +160,11 @@ class EngineImpl final : public Engine {
     model->summary.planned_bytes = plan.needed;
     model->summary.available_bytes = plan.available;
     model->summary.device = loaded->device_name();
+    if (const auto* images = vision::image_input(*loaded)) {
+      const vision::ImageTokenIds& t = images->image_tokens();
+      for (const std::int32_t id : {t.begin, t.image, t.end})
+        if (id >= 0) model->summary.image_placeholder_ids.push_back(id);
+    }
     collect_eos(config.json(), &model->summary.eos_token_ids);
     if (config.root().optional_child("text_config")) collect_eos(config.text().json(), &model->summary.eos_token_ids);
     std::error_code ec;

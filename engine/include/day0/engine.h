@@ -47,6 +47,9 @@ struct ModelSummary {
   std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads (GPU), for rooflines
   // The memory plan on the CPU (limits/memory_plan.h): bytes needed for the weights, the session
   // state at max_context and workspaces, and what they were checked against; 0 on a GPU.
+  // For a model that reads images: the tokens that stand for one image in a prompt (begin,
+  // image, end; the engine expands the image token to the image's features). Empty otherwise.
+  std::vector<std::int32_t> image_placeholder_ids;
   std::uint64_t planned_bytes = 0;
   std::uint64_t available_bytes = 0;
 };
