@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <QBuffer>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
+#include <QImage>
 #include <QMetaObject>
 #include <QRegularExpression>
+#include <QSaveFile>
 #include <QThreadPool>
 #include <algorithm>
 #include <chrono>
@@ -71,6 +75,37 @@ bool warm_shards(const QStringList& files, qint64 total, const std::atomic<bool>
   }
   report(total, total);
   return true;
+}
+
+// An image of a request as a file the engine reads: PNG and JPEG as they are, other formats
+// (WebP, GIF, BMP, validated when attached) converted to PNG. Named by content, so a conversation
+// writes each image once.
+Result<std::filesystem::path> image_file(const ImageRef& image, const QTemporaryDir& dir) {
+  if (!dir.isValid())
+    return error(ErrorCode::io_error, "no temporary folder for the images: " + dir.errorString().toStdString());
+  const QByteArray data = image.bytes ? image.bytes() : QByteArray();
+  if (data.isEmpty()) return error(ErrorCode::not_found, "an image of this conversation is missing from the history");
+  const bool png = data.startsWith("\x89PNG\r\n\x1a\n");
+  const bool jpeg = data.startsWith("\xff\xd8\xff");
+  const QString name = QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex()) +
+                       (jpeg ? QStringLiteral(".jpg") : QStringLiteral(".png"));
+  const QString path = dir.filePath(name);
+  if (!QFileInfo::exists(path)) {
+    QByteArray bytes = data;
+    if (!png && !jpeg) {
+      QImage decoded;
+      if (!decoded.loadFromData(data)) return error(ErrorCode::unsupported, "an attached image cannot be decoded");
+      QBuffer buffer(&bytes);
+      bytes.clear();
+      buffer.open(QIODevice::WriteOnly);
+      if (!decoded.convertToFormat(QImage::Format_RGB888).save(&buffer, "PNG"))
+        return error(ErrorCode::internal, "an attached image cannot be converted to PNG");
+    }
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size() || !out.commit())
+      return error(ErrorCode::io_error, "cannot write the image to " + path.toStdString());
+  }
+  return std::filesystem::path(path.toStdString());
 }
 
 }  // namespace
@@ -282,6 +317,9 @@ void EngineBridge::onLoaded(std::shared_ptr<Loaded> loaded) {
     formatter_ = loaded->formatter;
     session_ = engine_->new_session(model_);
     summary_ = describe(*model_);
+    for (const std::int32_t id : summary_.image_placeholder_ids)
+      if (const auto token = formatter_->tokenizer().id_to_token(static_cast<std::uint32_t>(id)))
+        imagePlaceholder_ += *token;
   }
   modelDir_ = loaded->dir;
   device_ = loaded->device;
@@ -314,6 +352,7 @@ void EngineBridge::dropModel() {
   formatter_.reset();
   remote_.reset();
   remoteEndpoint_ = {};
+  imagePlaceholder_.clear();
 }
 
 quint64 EngineBridge::generate(std::vector<ContextMessage> context, const GenerationParams& params) {
@@ -337,9 +376,7 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
     return id;
   }
 
-  std::vector<ChatMessage> messages;
-  messages.reserve(context.size());
-  for (auto& m : context) messages.push_back(std::move(m.message));
+  if (!imageDir_) imageDir_ = std::make_shared<QTemporaryDir>();
   Request request;
   request.sampling.temperature = params.temperature;
   request.sampling.top_p = params.top_p;
@@ -348,8 +385,9 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
   request.stop.max_new_tokens = params.max_new_tokens;
   Engine* engine = engine_.get();
   // Formatting long conversations takes a while (template + tokenizer): off the GUI thread.
-  QThreadPool::globalInstance()->start([this, engine, request = std::move(request), messages = std::move(messages),
-                                        formatter = formatter_, session = session_]() mutable {
+  QThreadPool::globalInstance()->start([this, engine, request = std::move(request), context = std::move(context),
+                                        formatter = formatter_, session = session_, placeholder = imagePlaceholder_,
+                                        imageDir = imageDir_]() mutable {
     const auto fail = [this](const Status& status) {
       Event e;
       e.kind = Event::Kind::error;
@@ -360,9 +398,24 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
       QMetaObject::invokeMethod(
           this, [this]() { finishRequest(); }, Qt::QueuedConnection);
     };
-    auto context = formatter->encode(messages, true);
-    if (!context) return fail(context.status());
-    request.context = std::move(*context);
+    // Each image becomes the model's placeholder before its message's text (in order, as the
+    // engine pairs them) and a file the engine decodes.
+    std::vector<ChatMessage> messages;
+    messages.reserve(context.size());
+    for (auto& m : context) {
+      std::string prefix;
+      for (const auto& image : m.images) {
+        auto file = image_file(image, *imageDir);
+        if (!file) return fail(file.status());
+        request.images.push_back(std::move(*file));
+        prefix += placeholder;
+      }
+      m.message.content = prefix + m.message.content;
+      messages.push_back(std::move(m.message));
+    }
+    auto tokens = formatter->encode(messages, true);
+    if (!tokens) return fail(tokens.status());
+    request.context = std::move(*tokens);
     request.stop.extra_stop_ids = formatter->turn_end_ids();
     std::lock_guard lock(mutex_);
     if (stopRequested_) {

@@ -13,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <atomic>
 #include <functional>
@@ -87,6 +88,9 @@ class EngineBridge : public QObject {
   bool loading() const { return loading_; }
   bool hasModel() const { return model_ != nullptr || remote_.has_value(); }
   bool isRemote() const { return remote_.has_value(); }
+  // Whether messages may carry images: a remote endpoint (its server decides), or a local model
+  // with a vision tower.
+  bool acceptsImages() const { return remote_.has_value() || !imagePlaceholder_.empty(); }
   // The endpoint in use (empty when the model is local).
   RemoteEndpoint remoteEndpoint() const;
   // How history and the recent list name a remote model: "<model> @ <url>".
@@ -143,6 +147,8 @@ class EngineBridge : public QObject {
   std::shared_ptr<Session> session_;
   std::shared_ptr<const ChatFormatter> formatter_;
   std::optional<remote::RemoteClient> remote_;
+  std::string imagePlaceholder_;             // the local model's text for one image ("" without vision)
+  std::shared_ptr<QTemporaryDir> imageDir_;  // images of local requests, as files for the engine
   RemoteEndpoint remoteEndpoint_;
   ModelSummary summary_;
   QString modelDir_;

@@ -76,7 +76,7 @@ QString ModelManager::loadedName() const {
 }
 bool ModelManager::loadedIsRemote() const { return bridge_->isRemote(); }
 QString ModelManager::remoteUrl() const { return bridge_->remoteEndpoint().url; }
-bool ModelManager::acceptsImages() const { return bridge_->isRemote(); }
+bool ModelManager::acceptsImages() const { return bridge_->acceptsImages(); }
 QString ModelManager::loadedType() const { return qs(bridge_->summary().model_type); }
 QString ModelManager::device() const { return bridge_->device(); }
 
@@ -84,8 +84,8 @@ QString ModelManager::imagesRefusal() const {
   const QString saved =
       tr("Your message and its images are saved in this conversation; no reply was generated. "
          "Send text without images to continue.");
-  if (!loaded()) return tr("No model is loaded, and Day0's engine takes text only in the app for now. %1").arg(saved);
-  return tr("%1 cannot read images: Day0's engine takes text only for now. %2").arg(loadedName(), saved);
+  if (!loaded()) return tr("No model is loaded. %1").arg(saved);
+  return tr("%1 cannot read images: it has no vision encoder. %2").arg(loadedName(), saved);
 }
 
 QVariantMap ModelManager::remoteEndpoint(const QString& id) const {

@@ -55,8 +55,8 @@ class ModelManager : public QObject {
   QString progressText() const { return progressText_; }
   QVariantList recentModels() const;
   QString demoModelPath() const { return demoModelPath_; }
-  // Remote endpoints take images (the server says when its model cannot read them); Day0's own
-  // engine takes text only in the app for now, and images are kept in the history.
+  // Remote endpoints take images (the server says when its model cannot read them), and so do
+  // local models with a vision encoder; for others images are kept in the history only.
   bool acceptsImages() const;
   bool loadedIsRemote() const;
   QString remoteUrl() const;

@@ -163,6 +163,54 @@ class TestGuiChat : public QObject {
     QVERIFY(sendAndWait(chat, "Short now") > 0);
   }
 
+  // A local model with a vision encoder reads the attached images: the tiny GLM-5 fixture with
+  // a GLM chat template beside it. transformers' processor gives the 112x140 image 20 image
+  // tokens, so the prompt grows by those plus its begin and end markers. A BMP of the same
+  // pixels (converted to PNG for the engine) gives the same prompt and the same greedy reply.
+  void visionModelReadsImages() {
+    QTemporaryDir tmp;
+    const QString model = tmp.filePath("tiny-glm5-vision");
+    QVERIFY(QDir().mkpath(model));
+    for (const QFileInfo& f :
+         QDir(QStringLiteral(DAY0_TEST_DATA_DIR "/models/tiny-glm5-next")).entryInfoList(QDir::Files))
+      QVERIFY(QFile::link(f.absoluteFilePath(), model + "/" + f.fileName()));
+    QVERIFY(QFile::copy(QStringLiteral(DAY0_TEST_DATA_DIR "/chat_templates/GLM-4.7-Flash.jinja"),
+                        model + "/chat_template.jinja"));
+    auto app = makeApp(tmp.path());
+    app->settings()->setTemperature(0);
+    app->settings()->setMaxNewTokens(4);
+    ChatController* chat = app->chat();
+    QVERIFY(loadModel(*app, model));
+    QVERIFY(app->models()->acceptsImages());
+
+    const auto ask = [&](const QByteArray& image, const QString& name) -> day0::storage::Message {
+      chat->newConversation();
+      if (!image.isEmpty() && chat->attachData(image, name) != 1) return {};
+      if (sendAndWait(chat, "What is this?") == 0) return {};
+      const auto messages = stored(chat, chat->currentConversationId());
+      return messages.empty() ? day0::storage::Message{} : messages.back();
+    };
+    QFile file(QStringLiteral(DAY0_TEST_DATA_DIR "/vision/aligned_112x140.png"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray png = file.readAll();
+    const auto textOnly = ask({}, {});
+    const auto withPng = ask(png, "aligned.png");
+    QCOMPARE(withPng.state, day0::storage::MessageState::complete);
+    QCOMPARE(*withPng.stats.prompt_tokens - *textOnly.stats.prompt_tokens, std::int64_t(20 + 2));
+
+    QImage pixels;
+    QVERIFY(pixels.loadFromData(png));
+    QByteArray bmp;
+    QBuffer buffer(&bmp);
+    buffer.open(QIODevice::WriteOnly);
+    QVERIFY(pixels.save(&buffer, "BMP"));
+    const auto withBmp = ask(bmp, "aligned.bmp");
+    QCOMPARE(withBmp.state, day0::storage::MessageState::complete);
+    QCOMPARE(*withBmp.stats.prompt_tokens, *withPng.stats.prompt_tokens);
+    QCOMPARE(QString::fromStdString(withBmp.content + withBmp.reasoning),
+             QString::fromStdString(withPng.content + withPng.reasoning));
+  }
+
   void regenerateMakesABranch() {
     QTemporaryDir tmp;
     auto app = makeApp(tmp.path());
