@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 #include <QtTest>
 
+#include <algorithm>
 #include <random>
 
 #include "day0/chat_template.h"
@@ -198,6 +199,10 @@ std::string random_json(std::mt19937& rng, int depth) {
   }
 }
 
+// Time limits in milliseconds, stretched in sanitizer builds, which run several times slower
+// (tests/sanitizers.cmake sets DAY0_TEST_TIME_SCALE there).
+qint64 time_limit_ms(qint64 ms) { return ms * std::max(1, qEnvironmentVariableIntValue("DAY0_TEST_TIME_SCALE")); }
+
 std::string random_context(std::mt19937& rng) {
   return "{\"messages\": " + random_json(rng, 1) + ", \"x\": " + random_json(rng, 1) +
          ", \"add_generation_prompt\": true, \"bos_token\": \"<s>\", \"tools\": " + random_json(rng, 1) + "}";
@@ -208,7 +213,7 @@ void expect_budget_error(const std::string& source, const char* what, const day0
   timer.start();
   const auto r = render(source, "{}", limits);
   QVERIFY2(!r, what);
-  QVERIFY2(timer.elapsed() < 5000, what);
+  QVERIFY2(timer.elapsed() < time_limit_ms(5000), what);
   QVERIFY2(r.status().message().find(what) != std::string::npos, r.status().message().c_str());
 }
 
@@ -318,7 +323,7 @@ class TestChatTemplateHostile : public QObject {
     qInfo("random templates: %d rendered, %d failed cleanly, %lld ms", rendered, failed,
           static_cast<long long>(timer.elapsed()));
     QVERIFY(rendered > 100);
-    QVERIFY(timer.elapsed() < 15000);
+    QVERIFY(timer.elapsed() < time_limit_ms(15000));
   }
 
   void mutatedRealTemplatesNeverCrash() {
@@ -352,7 +357,7 @@ class TestChatTemplateHostile : public QObject {
       if (r) ++rendered;
     }
     qInfo("mutated templates: %d of 600 rendered, %lld ms", rendered, static_cast<long long>(timer.elapsed()));
-    QVERIFY(timer.elapsed() < 15000);
+    QVERIFY(timer.elapsed() < time_limit_ms(15000));
   }
 };
 
