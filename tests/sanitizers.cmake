@@ -14,8 +14,9 @@ set(_day0_sanitizer_env
   "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"
   "LSAN_OPTIONS=suppressions=${_day0_supp}/lsan.supp:print_suppressions=0"
   "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${_day0_supp}/tsan.supp:print_suppressions=0"
-  # Instrumented code runs 2-10 times slower: tests that bound their run time stretch the bound.
-  "DAY0_TEST_TIME_SCALE=4")
+  # Instrumented code runs up to ~10 times slower (ASan at -O1 against -O2 on the chat template
+  # step loop): tests that bound their own run time stretch the bound by this factor.
+  "DAY0_TEST_TIME_SCALE=10")
 
 # The tests that run more than one thread without Qt in between: the engine thread and its
 # compute pool (session, generation, cancellation), the HTTP server and remote client, the
