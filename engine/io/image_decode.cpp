@@ -6,6 +6,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <vector>
 
 // stb_image is compiled here only, restricted to the two formats Day0 accepts, with its own
 // dimension limit as a second guard behind the header checks below.
@@ -125,6 +127,33 @@ std::size_t oversized_jpeg_huffman_table(std::span<const std::uint8_t> b) {
   return 0;
 }
 
+// stb_image 2.27 copies each IDAT chunk into its buffer with memcpy, which it has not allocated
+// yet when the first IDAT is empty: memcpy(NULL, src, 0), undefined behaviour. Empty IDAT chunks
+// carry no data, so they are dropped (into a copy, made only when there are any).
+std::optional<std::vector<std::uint8_t>> without_empty_png_idat(std::span<const std::uint8_t> b) {
+  auto be32 = [&b](std::size_t at) {
+    return (std::uint32_t{b[at]} << 24) | (std::uint32_t{b[at + 1]} << 16) | (std::uint32_t{b[at + 2]} << 8) |
+           b[at + 3];
+  };
+  std::vector<std::size_t> empty;  // offsets of empty IDAT chunks (12 bytes each)
+  for (std::size_t at = 8; at + 12 <= b.size();) {
+    const std::uint64_t length = be32(at);
+    if (length == 0 && std::memcmp(b.data() + at + 4, "IDAT", 4) == 0) empty.push_back(at);
+    if (std::memcmp(b.data() + at + 4, "IEND", 4) == 0) break;
+    at += 12 + length;
+  }
+  if (empty.empty()) return std::nullopt;
+  std::vector<std::uint8_t> out;
+  out.reserve(b.size());
+  std::size_t from = 0;
+  for (const std::size_t at : empty) {
+    out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from), b.begin() + static_cast<std::ptrdiff_t>(at));
+    from = at + 12;
+  }
+  out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(from), b.end());
+  return out;
+}
+
 }  // namespace
 
 ImageFormat sniff_image_format(std::span<const std::uint8_t> bytes) {
@@ -162,6 +191,11 @@ Result<RgbImage> decode_image(std::span<const std::uint8_t> bytes, const std::st
                                origin, codes));
   }
 
+  std::optional<std::vector<std::uint8_t>> cleaned;
+  if (format == ImageFormat::png) {
+    cleaned = without_empty_png_idat(bytes);
+    if (cleaned) bytes = *cleaned;
+  }
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int size = static_cast<int>(bytes.size());
   int w = 0, h = 0, comp = 0;
