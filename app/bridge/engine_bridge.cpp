@@ -139,7 +139,7 @@ EngineBridge::~EngineBridge() {
   engine_.reset();
 }
 
-void EngineBridge::loadModel(const QString& dir, const QString& device) {
+std::pair<quint64, std::shared_ptr<std::atomic<bool>>> EngineBridge::beginLoad(const QString& phase) {
   if (generating()) stop();
   if (loadCancel_) loadCancel_->store(true);
   const quint64 generation = ++loadGeneration_;
@@ -147,7 +147,12 @@ void EngineBridge::loadModel(const QString& dir, const QString& device) {
   loadCancel_ = cancel;
   loading_ = true;
   emit loadStarted();
-  emit loadProgress(0, 0, tr("Checking the checkpoint…"));
+  emit loadProgress(0, 0, phase);
+  return {generation, cancel};
+}
+
+void EngineBridge::loadModel(const QString& dir, const QString& device) {
+  const auto [generation, cancel] = beginLoad(tr("Checking the checkpoint…"));
   Engine* engine = engine_.get();
   QThreadPool::globalInstance()->start([this, engine, dir, device, generation, cancel]() {
     auto loaded = std::make_shared<Loaded>();
@@ -229,14 +234,7 @@ QString EngineBridge::remoteId(const QString& url, const QString& model) {
 RemoteEndpoint EngineBridge::remoteEndpoint() const { return remote_ ? remoteEndpoint_ : RemoteEndpoint{}; }
 
 void EngineBridge::connectRemote(const RemoteEndpoint& endpoint) {
-  if (generating()) stop();
-  if (loadCancel_) loadCancel_->store(true);
-  const quint64 generation = ++loadGeneration_;
-  auto cancel = std::make_shared<std::atomic<bool>>(false);
-  loadCancel_ = cancel;
-  loading_ = true;
-  emit loadStarted();
-  emit loadProgress(0, 0, tr("Connecting to %1…").arg(endpoint.url));
+  const auto [generation, cancel] = beginLoad(tr("Connecting to %1…").arg(endpoint.url));
   QThreadPool::globalInstance()->start([this, endpoint, generation, cancel]() {
     auto loaded = std::make_shared<Loaded>();
     loaded->generation = generation;

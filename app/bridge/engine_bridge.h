@@ -138,6 +138,9 @@ class EngineBridge : public QObject {
   struct Loaded;
   void drain();
   void finishRequest();
+  // Supersedes a load in progress and stops a running request; returns the new load's
+  // generation and cancel flag.
+  std::pair<quint64, std::shared_ptr<std::atomic<bool>>> beginLoad(const QString& phase);
   void generateRemote(quint64 id, std::vector<ContextMessage> messages, const GenerationParams& params);
   void dropModel();
   void onLoaded(std::shared_ptr<Loaded> loaded);

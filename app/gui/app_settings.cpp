@@ -93,23 +93,9 @@ void AppSettings::writeRemotes(const QVariantList& list) {
   emit changed();
 }
 
-void AppSettings::rememberRemote(const QString& url, const QString& apiKey, const QString& model) {
-  QVariantList list = remoteEndpoints();
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [&](const QVariant& v) {
-                              const QVariantMap m = v.toMap();
-                              return m.value(QStringLiteral("url")).toString() == url &&
-                                     m.value(QStringLiteral("model")).toString() == model;
-                            }),
-             list.end());
-  list.prepend(
-      QVariantMap{{QStringLiteral("url"), url}, {QStringLiteral("apiKey"), apiKey}, {QStringLiteral("model"), model}});
-  while (list.size() > kRecentModels) list.removeLast();
-  writeRemotes(list);
-}
-
-void AppSettings::forgetRemote(const QString& url, const QString& model) {
-  QVariantList list = remoteEndpoints();
+namespace {
+// Drops the endpoint with this url and model from `list`; true when there was one.
+bool dropRemote(QVariantList& list, const QString& url, const QString& model) {
   const auto before = list.size();
   list.erase(std::remove_if(list.begin(), list.end(),
                             [&](const QVariant& v) {
@@ -118,7 +104,22 @@ void AppSettings::forgetRemote(const QString& url, const QString& model) {
                                      m.value(QStringLiteral("model")).toString() == model;
                             }),
              list.end());
-  if (list.size() != before) writeRemotes(list);
+  return list.size() != before;
+}
+}  // namespace
+
+void AppSettings::rememberRemote(const QString& url, const QString& apiKey, const QString& model) {
+  QVariantList list = remoteEndpoints();
+  dropRemote(list, url, model);
+  list.prepend(
+      QVariantMap{{QStringLiteral("url"), url}, {QStringLiteral("apiKey"), apiKey}, {QStringLiteral("model"), model}});
+  while (list.size() > kRecentModels) list.removeLast();
+  writeRemotes(list);
+}
+
+void AppSettings::forgetRemote(const QString& url, const QString& model) {
+  QVariantList list = remoteEndpoints();
+  if (dropRemote(list, url, model)) writeRemotes(list);
 }
 
 void AppSettings::setDevice(const QString& v) {
