@@ -16,7 +16,6 @@
 #include "gui/image_attachments.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
-#include "gui/server_controller.h"
 
 Q_IMPORT_QML_PLUGIN(Day0_UiPlugin)
 
@@ -129,46 +128,6 @@ class TestGuiWindow : public QObject {
                qPrintable(corner.name()));
     }
     QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
-  }
-
-  // The model manager's form connects to a remote server; the status bar then names it.
-  void connectsToAServerFromTheModelManager() {
-    QTemporaryDir hostDir;
-    AppController host(AppPaths{hostDir.filePath("data"), hostDir.filePath("day0.ini")});
-    QSignalSpy hostReady(host.models(), &ModelManager::modelReady);
-    host.models()->load(kDemo);
-    QVERIFY(hostReady.wait(kWaitMs));
-    host.settings()->setServerPort(0);
-    host.settings()->setServerEnabled(true);
-    QTRY_VERIFY_WITH_TIMEOUT(host.server()->running(), kWaitMs);
-
-    QMetaObject::invokeMethod(window_, "openPage", Q_ARG(QVariant, QString("models")));
-    QQuickItem* open = item("connectServerButton");
-    QVERIFY(open);
-    QTRY_VERIFY(open->isVisible());
-    QTest::mouseClick(window_, Qt::LeftButton, {}, open->mapToScene(QPointF(open->width() / 2, open->height() / 2)).toPoint());
-    QQuickItem* url = item("remoteUrlField");
-    QVERIFY(url);
-    QTRY_VERIFY(url->isVisible());
-    url->forceActiveFocus();
-    QTRY_VERIFY(url->hasActiveFocus());
-    url->setProperty("text", QString());
-    type(window_, host.server()->url().toUtf8().constData());
-    QQuickItem* connectButton = item("remoteConnectButton");
-    QVERIFY(connectButton && connectButton->isVisible() && connectButton->isEnabled());
-    QSignalSpy ready(app_->models(), &ModelManager::modelReady);
-    QTest::mouseClick(window_, Qt::LeftButton, {},
-                      connectButton->mapToScene(QPointF(connectButton->width() / 2, connectButton->height() / 2)).toPoint());
-    QVERIFY(ready.wait(kWaitMs));
-    QVERIFY(app_->models()->loadedIsRemote());
-    QCOMPARE(app_->models()->remoteUrl(), host.server()->url());
-    QCOMPARE(app_->models()->loadedName(), QString("demo-model"));
-    QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
-
-    // Back to the local demo model, as the other cases expect.
-    ready.clear();
-    app_->models()->load(kDemo);
-    QVERIFY(ready.wait(kWaitMs));
   }
 
   void cleanupTestCase() {
