@@ -1,6 +1,6 @@
 // The dependency rule of docs/ARCHITECTURE.md, checked on the sources: kernels/ and engine/
 // include no Qt, engine/ and storage/ never include each other, storage/ uses no Qt GUI,
-// kernels/ include nothing of the engine.
+// kernels/ include nothing of the engine, knowledge/ includes no Qt, no engine and no storage.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +64,13 @@ class TestLayering : public QObject {
     auto v = find_includes("storage", std::regex("^day0/|^engine/|^(core|io|formats|models|backend)/"));
     const auto gui = find_includes("storage", std::regex("QtGui|QtQuick|QtQml|QtWidgets|QGuiApplication"));
     v.insert(v.end(), gui.begin(), gui.end());
+    QVERIFY2(v.empty(), qPrintable(describe(v)));
+  }
+  void knowledgeHasNoQtEngineOrStorage() {
+    auto v = find_includes("knowledge", kQt);
+    const auto e = find_includes(
+        "knowledge", std::regex("^day0/|^engine/|^storage/|^app/|^(core|io|formats|models|backend|runtime)/"));
+    v.insert(v.end(), e.begin(), e.end());
     QVERIFY2(v.empty(), qPrintable(describe(v)));
   }
   void theCheckCanFail() {

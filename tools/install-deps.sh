@@ -17,7 +17,7 @@ PACKAGES=(
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtqml-workerscript
   qml6-module-qtquick-dialogs qml6-module-qt-labs-platform qml6-module-qttest libqt6svg6
   # engine and storage libraries
-  libsqlite3-dev libspdlog-dev libfmt-dev libstb-dev nlohmann-json3-dev libpcre2-dev libicu-dev libssl-dev
+  libsqlite3-dev libspdlog-dev libfmt-dev libstb-dev nlohmann-json3-dev libpcre2-dev libicu-dev libssl-dev libpoppler-cpp-dev
   # the OpenAI-compatible server and the remote-engine client
   libcpp-httplib-dev
   # the Debian package's test: dpkg-deb and dpkg-shlibdeps come with build-essential; appstreamcli

@@ -1,0 +1,99 @@
+#include "knowledge/index_db.h"
+
+namespace day0::knowledge {
+
+namespace {
+
+constexpr std::int64_t kApplicationId = 0x44304B49;  // "D0KI"
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE folders(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  indexed_at INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY,
+  folder_id INTEGER NOT NULL REFERENCES folders(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  language TEXT NOT NULL,
+  text_bytes INTEGER NOT NULL,
+  UNIQUE(folder_id, path));
+CREATE INDEX files_by_hash ON files(folder_id, sha256);
+CREATE TABLE chunks(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  first_line INTEGER NOT NULL,
+  last_line INTEGER NOT NULL,
+  page INTEGER NOT NULL);
+CREATE INDEX chunks_by_file ON chunks(file_id, seq);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+  title, path, body, words, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_delete AFTER DELETE ON chunks BEGIN
+  DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+)sql";
+
+bool read_int(Db& db, const char* sql, std::int64_t* out, std::string* error) {
+  Stmt s(db, sql);
+  if (!s.ok() || !s.step()) {
+    *error = s.error().empty() ? db.message() : s.error();
+    return false;
+  }
+  *out = s.integer(0);
+  return true;
+}
+
+}  // namespace
+
+bool open_index_db(Db& db, const std::filesystem::path& path, std::string* error) {
+  const std::string name = path.string();
+  std::string why;
+  if (!db.open(name, &why)) {
+    *error =
+        "cannot open the knowledge index " + name + ": " + why + " (does its folder exist, and may it be written?)";
+    return false;
+  }
+  std::int64_t version = 0, application = 0, objects = 0;
+  if (!read_int(db, "PRAGMA user_version", &version, &why) ||
+      !read_int(db, "PRAGMA application_id", &application, &why) ||
+      !read_int(db, "SELECT count(*) FROM sqlite_schema", &objects, &why)) {
+    *error = "cannot read the knowledge index " + name + ": " + why + " (the file is damaged or not a database)";
+    return false;
+  }
+  if (version == 0 && objects > 0) {
+    *error = name + " is another SQLite database, not a Day0 knowledge index";
+    return false;
+  }
+  if (version > 0 && application != kApplicationId) {
+    *error = name + " is another SQLite database, not a Day0 knowledge index";
+    return false;
+  }
+  if (version > kIndexSchemaVersion) {
+    *error = "the knowledge index " + name + " was made by a newer Day0 (schema " + std::to_string(version) +
+             "; this one reads " + std::to_string(kIndexSchemaVersion) + ")";
+    return false;
+  }
+  if (!db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", &why)) {
+    *error = "cannot use the knowledge index " + name + ": " + why;
+    return false;
+  }
+  if (version == 0) {
+    Transaction t(db);
+    if (!db.exec(kSchema, &why) ||
+        !db.exec("PRAGMA application_id=" + std::to_string(kApplicationId) +
+                     "; PRAGMA user_version=" + std::to_string(kIndexSchemaVersion),
+                 &why) ||
+        !t.commit(&why)) {
+      *error = "cannot create the knowledge index " + name + ": " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace day0::knowledge
