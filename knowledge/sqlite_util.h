@@ -35,7 +35,7 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
   ~Stmt() { sqlite3_finalize(stmt_); }
 
-  bool ok() const { return stmt_ != nullptr && rc_ == SQLITE_OK; }
+  bool ok() const { return stmt_ != nullptr && !failed(); }
   Stmt& bind(int i, std::int64_t v) {
     note(sqlite3_bind_int64(stmt_, i, v));
     return *this;

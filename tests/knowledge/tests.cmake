@@ -1,3 +1,4 @@
 # Tests of knowledge/ (documents, chunking, .gitignore, the folder index and search) and of
 # `day0-cli docs`. Included from tests/CMakeLists.txt: paths are relative to tests/.
 day0_add_test(test_knowledge_document SOURCES knowledge/test_document.cpp LABEL unit LIBS day0_knowledge)
+day0_add_test(test_knowledge_index SOURCES knowledge/test_index.cpp LABEL unit LIBS day0_knowledge)
