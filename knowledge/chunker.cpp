@@ -367,7 +367,10 @@ class Packer {
   void add(const Unit& u) {
     const std::size_t size = bytes_of(lines_, u.first, u.last);
     if (u.heading && has_body_) flush();
-    if (open_ && bytes_of(lines_, first_, u.last) > options_.target_bytes) flush();
+    // A chunk holding only headings keeps growing, so a heading stays with its first paragraph.
+    if (open_ && ((has_body_ && bytes_of(lines_, first_, u.last) > options_.target_bytes) ||
+                  bytes_of(lines_, first_, u.last) > options_.max_bytes))
+      flush();
     if (size > options_.max_bytes) {
       flush();
       windows(u);

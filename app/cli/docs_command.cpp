@@ -1,0 +1,213 @@
+// day0-cli docs: folders as knowledge from the command line: index a folder into the
+// knowledge index (SQLite FTS5), search it, list and remove folders.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "cli/commands.h"
+#include "day0/paths.h"
+#include "knowledge/index.h"
+
+namespace day0::cli {
+
+namespace {
+
+using namespace day0::knowledge;
+
+constexpr const char* kUsage =
+    "usage: day0-cli docs <command> [--db PATH] ...\n"
+    "  index FOLDER                       adds FOLDER and brings its index up to date (only changed\n"
+    "                                     files are read again); prints skipped files and a summary\n"
+    "  search QUESTION... [--top N] [--folder FOLDER]\n"
+    "                                     the best passages, one per line, best first:\n"
+    "                                     PATH:FIRST_LINE-LAST_LINE SCORE (PATH relative to the folder\n"
+    "                                     when one folder is searched, absolute otherwise)\n"
+    "  folders                            the indexed folders with their files and chunks\n"
+    "  remove FOLDER                      drops FOLDER from the index (the files are not touched)\n"
+    "The index is $XDG_DATA_HOME/day0/knowledge.db (~/.local/share/day0/knowledge.db) unless\n"
+    "--db is given.\n";
+
+struct Options {
+  std::string command;
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  bool help = false;
+};
+
+bool parse(const std::vector<std::string>& argv, Options* o, std::string* problem) {
+  static const std::set<std::string> kValues = {"db", "top", "folder"};
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      o->help = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0 || arg == "--") {
+      (o->command.empty() ? o->command : o->positional.emplace_back()) = arg;
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    const auto eq = name.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    if (!kValues.contains(name)) {
+      *problem = "unknown option --" + name;
+      return false;
+    }
+    if (!inline_value) {
+      if (i + 1 >= argv.size()) {
+        *problem = "--" + name + " needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    o->values[name] = value;
+  }
+  return true;
+}
+
+int usage_error(const std::string& problem) {
+  std::fprintf(stderr, "day0-cli docs: %s\n%s", problem.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "day0-cli docs: %s\n", message.c_str());
+  return 1;
+}
+
+std::string usage_problem(const Options& o, int* top) {
+  const std::size_t n = o.positional.size();
+  if (o.command == "index" && n != 1) return "index takes one FOLDER";
+  if (o.command == "search" && n == 0) return "search needs a question";
+  if (o.command == "folders" && n != 0) return "folders takes no arguments";
+  if (o.command == "remove" && n != 1) return "remove takes one FOLDER";
+  if (o.command != "search" && (o.values.contains("top") || o.values.contains("folder")))
+    return "--top and --folder go with search";
+  if (const auto it = o.values.find("top"); it != o.values.end()) {
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < 1 || v > 10000) return "--top must be a number from 1 to 10000";
+    *top = static_cast<int>(v);
+  }
+  return "";
+}
+
+// The folder a path names, by its canonical path.
+const Folder* find_folder(const std::vector<Folder>& folders, const std::string& given) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(given, ec);
+  const std::string path = ec ? given : canonical.string();
+  for (const Folder& f : folders)
+    if (f.path == path || f.path == given) return &f;
+  return nullptr;
+}
+
+int index(KnowledgeIndex& kb, const std::string& folder) {
+  auto added = kb.add_folder(folder);
+  if (!added.ok()) return fail(added.error.message);
+  auto report = kb.index_folder(added.value->id);
+  if (!report.ok()) return fail(report.error.message);
+  const IndexReport& r = *report.value;
+  for (const auto& s : r.skipped) std::printf("skipped %s: %s\n", s.path.c_str(), s.reason.c_str());
+  std::int64_t files = 0;
+  if (auto folders = kb.folders(); folders.ok())
+    for (const Folder& f : *folders.value)
+      if (f.id == added.value->id) files = f.files;
+  std::printf(
+      "%s: %lld files, %lld chunks (%lld read, %lld unchanged, %lld renamed, %lld removed, %lld skipped, "
+      "%lld ignored)\n",
+      added.value->path.c_str(), static_cast<long long>(files), static_cast<long long>(r.chunks_total),
+      static_cast<long long>(r.files_indexed), static_cast<long long>(r.files_unchanged),
+      static_cast<long long>(r.files_renamed), static_cast<long long>(r.files_removed),
+      static_cast<long long>(r.skipped.size()), static_cast<long long>(r.files_ignored));
+  return 0;
+}
+
+int search(KnowledgeIndex& kb, const Options& o, int top) {
+  std::string question;
+  for (const auto& w : o.positional) question += (question.empty() ? "" : " ") + w;
+  auto folders = kb.folders();
+  if (!folders.ok()) return fail(folders.error.message);
+  SearchOptions options;
+  options.top = top;
+  if (const auto it = o.values.find("folder"); it != o.values.end()) {
+    const Folder* f = find_folder(*folders.value, it->second);
+    if (!f) return fail(it->second + " is not in the index (add it with: day0-cli docs index FOLDER)");
+    options.folders.push_back(f->id);
+  }
+  const bool relative = options.folders.size() == 1 || folders.value->size() == 1;
+  auto hits = kb.search(question, options);
+  if (!hits.ok()) return fail(hits.error.message);
+  if (hits.value->empty()) std::fprintf(stderr, "day0-cli docs: nothing matches '%s'\n", question.c_str());
+  for (const Hit& h : *hits.value)
+    std::printf("%s:%d-%d %.3f\n", (relative ? h.relative_path : h.path).c_str(), h.first_line, h.last_line, h.score);
+  return 0;
+}
+
+int list(KnowledgeIndex& kb) {
+  auto folders = kb.folders();
+  if (!folders.ok()) return fail(folders.error.message);
+  if (folders.value->empty()) {
+    std::fprintf(stderr, "day0-cli docs: no folders (add one with: day0-cli docs index FOLDER)\n");
+    return 0;
+  }
+  std::printf("%4s  %7s  %7s  %10s  %s\n", "ID", "FILES", "CHUNKS", "TEXT", "FOLDER");
+  for (const Folder& f : *folders.value)
+    std::printf("%4lld  %7lld  %7lld  %10lld  %s%s\n", static_cast<long long>(f.id), static_cast<long long>(f.files),
+                static_cast<long long>(f.chunks), static_cast<long long>(f.text_bytes), f.path.c_str(),
+                f.indexed_at == 0 ? "  (not indexed yet)" : "");
+  return 0;
+}
+
+int remove(KnowledgeIndex& kb, const std::string& given) {
+  auto folders = kb.folders();
+  if (!folders.ok()) return fail(folders.error.message);
+  const Folder* f = find_folder(*folders.value, given);
+  if (!f) return fail(given + " is not in the index");
+  auto removed = kb.remove_folder(f->id);
+  if (!removed.ok()) return fail(removed.error.message);
+  std::printf("removed %s (%lld files, %lld chunks)\n", f->path.c_str(), static_cast<long long>(f->files),
+              static_cast<long long>(f->chunks));
+  return 0;
+}
+
+int run_docs(const std::vector<std::string>& argv) {
+  Options o;
+  std::string problem;
+  if (!parse(argv, &o, &problem)) return usage_error(problem);
+  if (o.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (o.command.empty()) return usage_error("a command is needed");
+  if (o.command != "index" && o.command != "search" && o.command != "folders" && o.command != "remove")
+    return usage_error("unknown command '" + o.command + "'");
+  int top = 10;
+  if (problem = usage_problem(o, &top); !problem.empty()) return usage_error(problem);
+  std::filesystem::path db;
+  if (const auto it = o.values.find("db"); it != o.values.end()) {
+    db = it->second;
+  } else {
+    db = day0::user_data_dir() / "knowledge.db";
+    std::error_code ec;
+    std::filesystem::create_directories(db.parent_path(), ec);
+  }
+  auto kb = KnowledgeIndex::open(db);
+  if (!kb.ok()) return fail(kb.error.message);
+  if (o.command == "index") return index(**kb.value, o.positional[0]);
+  if (o.command == "search") return search(**kb.value, o, top);
+  if (o.command == "folders") return list(**kb.value);
+  return remove(**kb.value, o.positional[0]);
+}
+
+const Registration kRegistration{"docs", &run_docs, "index folders of documents and code, and search them"};
+
+}  // namespace
+
+}  // namespace day0::cli
