@@ -125,6 +125,8 @@ StoreResult<std::string> export_json(HistoryDb& db, const std::vector<std::int64
         blob_types[a.sha256] = a.mime_type;
       }
       jm["attachments"] = std::move(ja);
+      if (!m.context.empty()) jm["context"] = m.context;
+      if (!m.sources.empty()) jm["sources"] = ordered_json::parse(m.sources.dump());
       jm_list.push_back(std::move(jm));
     }
     jc["messages"] = std::move(jm_list);
@@ -177,6 +179,8 @@ StoreResult<std::string> export_markdown(HistoryDb& db, const std::vector<std::i
         out += "- Attachment: " + (a.file_name.empty() ? std::string("(unnamed)") : one_line(a.file_name)) + " (" +
                a.mime_type + ", " + human_size(a.size) + ", SHA-256 " + a.sha256.substr(0, 12) + "\xe2\x80\xa6)\n";
       if (!m.attachments.empty()) out += "\n";
+      if (!m.context.empty())
+        out += "<details><summary>Context given to the model</summary>\n\n" + m.context + "\n\n</details>\n\n";
       std::string stats;
       auto add = [&stats](const std::string& part) { stats += (stats.empty() ? "" : " \xc2\xb7 ") + part; };
       if (m.stats.prompt_tokens) add(std::to_string(*m.stats.prompt_tokens) + " prompt tokens");

@@ -89,6 +89,18 @@ StoreStatus check_settings(const nlohmann::json& settings) {
   return Ok{};
 }
 
+nlohmann::json parse_sources(const std::string& text) {
+  auto value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_array() ? value : nlohmann::json::array();
+}
+
+StoreStatus check_sources(const nlohmann::json& sources) {
+  if (!sources.is_array()) return store_error("a message's sources must be a JSON array");
+  if (settings_text(sources).size() > kMaxSettingsBytes)
+    return store_error("a message's sources are larger than " + std::to_string(kMaxSettingsBytes) + " bytes");
+  return Ok{};
+}
+
 StoreStatus check_short(std::string_view what, std::string_view text) {
   if (text.size() > kMaxShortTextBytes)
     return store_error(std::string(what) + " is longer than " + std::to_string(kMaxShortTextBytes) + " bytes");
@@ -122,7 +134,7 @@ Conversation read_conversation(const Statement& s) {
 
 constexpr const char* kMessageColumns =
     "id, uuid, conversation_id, parent_id, role, content, reasoning, state, error, prompt_tokens, "
-    "completion_tokens, ttft_ms, tokens_per_second, model, created_at";
+    "completion_tokens, ttft_ms, tokens_per_second, model, created_at, context, sources";
 
 Message read_message(const Statement& s) {
   Message m;
@@ -141,6 +153,8 @@ Message read_message(const Statement& s) {
   m.stats.tokens_per_second = s.column_optional_double(12);
   m.model = s.column_text(13);
   m.created_at = s.column_int(14);
+  m.context = s.column_text(15);
+  m.sources = parse_sources(s.column_text(16));
   return m;
 }
 
@@ -367,6 +381,8 @@ StoreResult<Message> HistoryDb::add_message(const NewMessage& m) {
   DAY0_STORE_TRY(check_long("the message", m.content));
   DAY0_STORE_TRY(check_long("the reasoning", m.reasoning));
   DAY0_STORE_TRY(check_short("the model name", m.model));
+  DAY0_STORE_TRY(check_long("the message's context", m.context));
+  DAY0_STORE_TRY(check_sources(m.sources));
   for (const auto& a : m.attachments) {
     if (a.data.size() > kMaxAttachmentBytes)
       return store_error("attachment '" + a.file_name + "' is larger than " +
@@ -381,11 +397,11 @@ StoreResult<Message> HistoryDb::add_message(const NewMessage& m) {
   const std::int64_t now = now_ms();
   DAY0_STORE_ASSIGN(s, Statement::prepare(db_,
                                           "INSERT INTO messages (uuid, conversation_id, parent_id, role, content, "
-                                          "reasoning, state, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                                          "'complete', ?7, ?8)"));
+                                          "reasoning, state, model, created_at, context, sources) VALUES (?1, ?2, ?3, "
+                                          "?4, ?5, ?6, 'complete', ?7, ?8, ?9, ?10)"));
   s.bind(1, new_uuid()).bind(2, m.conversation_id).bind(3, m.parent_id).bind(4, to_string(m.role));
   s.bind(5, to_valid_utf8(m.content)).bind(6, to_valid_utf8(m.reasoning)).bind(7, to_valid_utf8(m.model));
-  s.bind(8, now);
+  s.bind(8, now).bind(9, to_valid_utf8(m.context)).bind(10, settings_text(m.sources));
   DAY0_STORE_TRY(s.run());
   const std::int64_t id = db_.last_insert_rowid();
   DAY0_STORE_ASSIGN(blob, Statement::prepare(db_,

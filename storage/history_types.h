@@ -64,6 +64,11 @@ struct Message {
   std::string model;
   std::int64_t created_at = 0;
   std::vector<Attachment> attachments;
+  // A user message sent with knowledge: the excerpts (attached documents, chunks of folders)
+  // the model read before `content`, exactly as sent, so a reloaded conversation sends the same
+  // prompt; and the sources they cite, a JSON array the app defines (empty when none).
+  std::string context;
+  nlohmann::json sources = nlohmann::json::array();
 };
 
 struct NewConversation {
@@ -95,6 +100,8 @@ struct NewMessage {
   std::string reasoning;
   std::string model;
   std::vector<NewAttachment> attachments;
+  std::string context;                               // see Message::context
+  nlohmann::json sources = nlohmann::json::array();  // a JSON array
 };
 
 // An assistant reply that is about to stream.

@@ -81,6 +81,8 @@ struct InMessage {
   std::string model;
   std::int64_t created_at = 0;
   std::vector<InAttachment> attachments;
+  std::string context;
+  std::string sources = "[]";  // compact JSON array text
 };
 
 struct InConversation {
@@ -240,6 +242,12 @@ StoreStatus read_message(const json& jm, const std::string& where, const std::se
     a.position = position.value_or(static_cast<std::int64_t>(k));
     m->attachments.push_back(std::move(a));
   }
+  DAY0_STORE_TRY(read_string(jm, "context", where, kMaxTextBytes, false, &m->context));
+  if (const json* s = field(jm, "sources")) {
+    if (!s->is_array()) return bad(where + ".sources", "must be an array");
+    m->sources = s->dump();
+    if (m->sources.size() > kMaxSettingsBytes) return bad(where + ".sources", "larger than 1 MiB");
+  }
   return Ok{};
 }
 
@@ -313,8 +321,8 @@ StoreStatus write_conversation(Database& db, const InConversation& c, const std:
   DAY0_STORE_ASSIGN(insert, Statement::prepare(db,
                                                "INSERT INTO messages (uuid, conversation_id, parent_id, role, content, "
                                                "reasoning, state, error, prompt_tokens, completion_tokens, ttft_ms, "
-                                               "tokens_per_second, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                                               "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"));
+                                               "tokens_per_second, model, created_at, context, sources) VALUES (?1, "
+                                               "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
   DAY0_STORE_ASSIGN(blob, Statement::prepare(db,
                                              "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES "
                                              "(?1, ?2, ?3, ?4)"));
@@ -342,6 +350,7 @@ StoreStatus write_conversation(Database& db, const InConversation& c, const std:
     insert.bind(4, to_string(m.role)).bind(5, m.content).bind(6, m.reasoning).bind(7, to_string(m.state));
     insert.bind(8, m.error).bind(9, m.stats.prompt_tokens).bind(10, m.stats.completion_tokens);
     insert.bind(11, m.stats.ttft_ms).bind(12, m.stats.tokens_per_second).bind(13, m.model).bind(14, m.created_at);
+    insert.bind(15, m.context).bind(16, m.sources);
     DAY0_STORE_TRY(insert.run());
     const std::int64_t id = db.last_insert_rowid();
     id_of[m.uuid] = id;

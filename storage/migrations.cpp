@@ -195,6 +195,12 @@ CREATE TRIGGER conversations_au AFTER UPDATE OF title ON conversations BEGIN
 END;
 INSERT INTO conversation_search(conversation_search) VALUES ('rebuild');
 )sql"},
+      {4, "the knowledge a message was sent with, and its sources", R"sql(
+-- A user message asked with documents or folders carries the excerpts the model read (sent
+-- before its text, the same on every later turn) and the sources they cite, as a JSON array.
+ALTER TABLE messages ADD COLUMN context TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN sources TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(sources));
+)sql"},
   };
   return migrations;
 }

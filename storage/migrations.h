@@ -6,6 +6,7 @@
 //   2  stable UUIDs for conversations and messages (export/import identity), the error text
 //      of a failed reply
 //   3  FTS5 indexes rebuilt with the trigram tokenizer, which finds CJK substrings
+//   4  messages.context and messages.sources: the knowledge excerpts a message was sent with
 #include <vector>
 
 #include "storage/database.h"

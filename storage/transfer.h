@@ -8,7 +8,8 @@
 //                       "messages": [{"uuid", "parent": <uuid>|null, "role", "content", "reasoning",
 //                                     "state", "error", "prompt_tokens", "completion_tokens",
 //                                     "ttft_ms", "tokens_per_second", "model", "created_at",
-//                                     "attachments": [{"sha256", "file_name", "position"}]}]}],
+//                                     "attachments": [{"sha256", "file_name", "position"}],
+//                                     "context", "sources": [...]  (only when the message has them)}]}],
 //    "blobs": [{"sha256", "mime_type", "size", "data": <base64>}]}
 // Messages are listed parents first; each attachment's bytes appear once in "blobs".
 //

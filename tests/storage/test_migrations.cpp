@@ -65,6 +65,7 @@ const char* seed_for(int version) {
     case 1:
       return kSeedV1;
     case 2:
+    case 3:  // version 3 changed only the search indexes
       return kSeedV2;
     default:
       return nullptr;  // version 0: an empty file
@@ -178,6 +179,9 @@ class TestMigrations : public QObject {
             "4|2|-|user|remember the borrow checker||-|-|-|-||2100"));
     QCOMPARE(db.query_text("SELECT message_id || ':' || file_name FROM attachments ORDER BY message_id").value(),
              std::string("1:map.png\n4:copy.png"));
+    // Version 4's columns: no knowledge context, no sources.
+    QCOMPARE(db.query_text("SELECT group_concat(length(context) || sources) FROM messages").value(),
+             std::string("0[],0[],0[],0[]"));
     QCOMPARE(db.query_text("SELECT state || ':' || error FROM messages WHERE id = 3").value(),
              std::string(version == 1 ? "incomplete:" : "error:out of memory"));
 
@@ -192,7 +196,7 @@ class TestMigrations : public QObject {
       distinct.insert(u);
     }
     QCOMPARE(distinct.size(), std::size_t{6});
-    if (version == 2) {
+    if (version >= 2) {
       QCOMPARE(db.query_text("SELECT uuid FROM conversations WHERE id = 1").value(),
                std::string("11111111-1111-4111-8111-111111111111"));
       QCOMPARE(db.query_text("SELECT uuid FROM messages WHERE id = 4").value(),

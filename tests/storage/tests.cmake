@@ -21,3 +21,4 @@ add_dependencies(test_storage_crash storage_crash_writer)
 
 day0_add_test(test_history_cli SOURCES storage/test_history_cli.cpp LABEL integration LIBS day0_storage)
 add_dependencies(test_history_cli day0-cli)
+day0_add_test(test_storage_message_context SOURCES storage/test_message_context.cpp LABEL unit LIBS day0_storage)
