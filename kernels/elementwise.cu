@@ -5,11 +5,40 @@
 namespace day0::kernels {
 namespace {
 
-__global__ void embedding_kernel(const uint16_t* __restrict__ table, int64_t hidden, const int32_t* __restrict__ ids,
-                                 float* __restrict__ out) {
+constexpr int kEmbedThreads = 256;
+
+// One CTA per token. Rows of whole 16-byte words (hidden % 8 == 0, aligned) go as one round of
+// 16-byte loads per thread (up to 4 words each: 8,192 values) before any store, so a decode
+// step's lookup costs one memory latency rather than one per loop step.
+__global__ void __launch_bounds__(kEmbedThreads)
+    embedding_kernel(const uint16_t* __restrict__ table, int64_t hidden, const int32_t* __restrict__ ids,
+                     float* __restrict__ out) {
+  constexpr int kU = 4;
   const int64_t t = blockIdx.x;
   const uint16_t* row = table + static_cast<int64_t>(ids[t]) * hidden;
-  for (int64_t c = threadIdx.x; c < hidden; c += blockDim.x) out[t * hidden + c] = detail::bf16_bits_to_float(row[c]);
+  float* dst = out + t * hidden;
+  const bool vec = (hidden & 7) == 0 && (reinterpret_cast<uintptr_t>(table) & 15u) == 0 &&
+                   (reinterpret_cast<uintptr_t>(out) & 15u) == 0;
+  const int64_t words = vec ? hidden / 8 : 0;
+  for (int64_t base = 0; base < words; base += kEmbedThreads * kU) {
+    uint4 w[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int64_t i = base + threadIdx.x + u * kEmbedThreads;
+      w[u] = i < words ? __ldg(reinterpret_cast<const uint4*>(row) + i) : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int64_t i = base + threadIdx.x + u * kEmbedThreads;
+      if (i >= words) break;
+      float4* o = reinterpret_cast<float4*>(dst + 8 * i);
+      o[0] = make_float4(__uint_as_float(w[u].x << 16), __uint_as_float(w[u].x & 0xffff0000u),
+                         __uint_as_float(w[u].y << 16), __uint_as_float(w[u].y & 0xffff0000u));
+      o[1] = make_float4(__uint_as_float(w[u].z << 16), __uint_as_float(w[u].z & 0xffff0000u),
+                         __uint_as_float(w[u].w << 16), __uint_as_float(w[u].w & 0xffff0000u));
+    }
+  }
+  for (int64_t c = 8 * words + threadIdx.x; c < hidden; c += kEmbedThreads) dst[c] = detail::bf16_bits_to_float(row[c]);
 }
 
 __global__ void add_bias_kernel(float* __restrict__ y, const float* __restrict__ bias, int64_t total, int64_t N) {
@@ -25,7 +54,7 @@ cudaError_t embedding_lookup(const uint16_t* table, int64_t hidden, const int32_
   if (T < 0 || hidden <= 0 || (T > 0 && (table == nullptr || ids == nullptr || out == nullptr)))
     return cudaErrorInvalidValue;
   if (T == 0) return cudaSuccess;
-  embedding_kernel<<<static_cast<unsigned>(T), 256, 0, stream>>>(table, hidden, ids, out);
+  embedding_kernel<<<static_cast<unsigned>(T), kEmbedThreads, 0, stream>>>(table, hidden, ids, out);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,6 @@
 #include "sampling.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "device_util.cuh"
@@ -60,7 +61,80 @@ __global__ void __launch_bounds__(kThreads) select_kernel(const float* __restric
   if (sample) *step += 1;
 }
 
+// The (value, index) best over the block into thread 0's best / best_i (other threads: partial).
+template <int kThreads>
+__device__ __forceinline__ void block_best(float& best, int64_t& best_i) {
+  __shared__ float values[kThreads / 32];
+  __shared__ int64_t indices[kThreads / 32];
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best, offset);
+    const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, offset);
+    if (oi >= 0) consider(ov, oi, best, best_i);
+  }
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) {
+    values[warp] = best;
+    indices[warp] = best_i;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kThreads / 32; ++w)
+    if (indices[w] >= 0) consider(values[w], indices[w], best, best_i);
+}
+
+constexpr int kWideThreads = 256, kWidePerThread = 8;  // a CTA covers 2,048 logits per round
+
+__global__ void __launch_bounds__(kWideThreads)
+    argmax_wide_kernel(const float* __restrict__ logits, int64_t n, ArgmaxScratch scratch, int32_t* __restrict__ out) {
+  __shared__ bool last;
+  detail::pdl_wait();
+  detail::pdl_release();
+  float best = -INFINITY;
+  int64_t best_i = -1;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kWideThreads;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * kWideThreads + threadIdx.x; base < n;
+       base += stride * kWidePerThread) {
+    float v[kWidePerThread];
+#pragma unroll
+    for (int u = 0; u < kWidePerThread; ++u) v[u] = base + u * stride < n ? logits[base + u * stride] : 0.0f;
+#pragma unroll
+    for (int u = 0; u < kWidePerThread; ++u)
+      if (base + u * stride < n) consider(v[u], base + u * stride, best, best_i);
+  }
+  block_best<kWideThreads>(best, best_i);
+  if (threadIdx.x == 0) {
+    scratch.values[blockIdx.x] = best;
+    scratch.indices[blockIdx.x] = static_cast<int32_t>(best_i);
+    __threadfence();
+    last = atomicAdd(scratch.done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  best = -INFINITY;
+  best_i = -1;
+  for (int c = threadIdx.x; c < static_cast<int>(gridDim.x); c += kWideThreads) {
+    const int32_t i = __ldcg(scratch.indices + c);
+    if (i >= 0) consider(__ldcg(scratch.values + c), i, best, best_i);
+  }
+  block_best<kWideThreads>(best, best_i);
+  if (threadIdx.x != 0) return;
+  *out = static_cast<int32_t>(best_i < 0 ? 0 : best_i);
+  *scratch.done = 0;
+}
+
 }  // namespace
+
+cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out,
+                        cudaStream_t stream) {
+  if (n <= 0 || n > (int64_t{1} << 31) - 1 || logits == nullptr || out == nullptr || scratch.values == nullptr ||
+      scratch.indices == nullptr || scratch.done == nullptr)
+    return cudaErrorInvalidValue;
+  const int64_t per_cta = int64_t{kWideThreads} * kWidePerThread;
+  const int64_t ctas = std::min<int64_t>((n + per_cta - 1) / per_cta, kArgmaxMaxCtas);
+  return detail::launch_pdl(argmax_wide_kernel, dim3(static_cast<unsigned>(ctas)), dim3(kWideThreads), 0, stream,
+                            logits, n, scratch, out);
+}
 
 cudaError_t argmax(const float* logits, int64_t n, int32_t* out, cudaStream_t stream) {
   if (n <= 0 || logits == nullptr || out == nullptr) return cudaErrorInvalidValue;

@@ -10,6 +10,19 @@ namespace day0::kernels {
 // the CPU sampler). NaN never wins.
 cudaError_t argmax(const float* logits, int64_t n, int32_t* out, cudaStream_t stream);
 
+// The same choice over many CTAs, for rows as long as a vocabulary: each CTA reduces a slice of
+// the row, the last CTA to finish reduces the CTAs' results (one launch; a single CTA scanning
+// 200K logits waits on ~50 rounds of loads). Scratch: values and indices of kArgmaxMaxCtas entries
+// each; done: one counter, zero before the first call (each call leaves it zero).
+inline constexpr int kArgmaxMaxCtas = 1024;
+struct ArgmaxScratch {
+  float* values = nullptr;
+  int32_t* indices = nullptr;
+  unsigned* done = nullptr;
+};
+cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out,
+                        cudaStream_t stream);
+
 // Temperature sampling by the Gumbel-max trick: out[0] = arg max of logits[i] / temperature +
 // g_i, g_i = -log(-log(u_i)) with u_i uniform in (0, 1) from a counter-based hash of
 // (seed, step, i); *step is a device counter incremented after each draw, so a captured graph

@@ -17,6 +17,7 @@
 #include "moe_routing.h"
 #include "mxfp4_fp8.h"
 #include "mxfp4_gemv.h"
+#include "sampling.h"
 
 namespace {
 
@@ -231,6 +232,27 @@ void bench_decode(double copy_gbs) {
         CHECK(day0::kernels::gemv_bf16_rms_normed(lm_head, nullptr, x, L[0].norm, 1e-5f, 1, V, H, y, st));
       }),
       2.0 * V * H, copy_gbs);
+  {
+    int32_t* pick = nullptr;
+    float* values = nullptr;
+    int32_t* indices = nullptr;
+    unsigned* counter = nullptr;
+    CHECK(cudaMalloc(&pick, 4));
+    CHECK(cudaMalloc(&values, day0::kernels::kArgmaxMaxCtas * 4));
+    CHECK(cudaMalloc(&indices, day0::kernels::kArgmaxMaxCtas * 4));
+    CHECK(cudaMalloc(&counter, 4));
+    CHECK(cudaMemset(counter, 0, 4));
+    const day0::kernels::ArgmaxScratch scratch{values, indices, counter};
+    row("argmax, one CTA (vocab)",
+        graph_ms([&](int, cudaStream_t st) { CHECK(day0::kernels::argmax(y, V, pick, st)); }), 4.0 * V, copy_gbs);
+    row("argmax_wide (vocab)",
+        graph_ms([&](int, cudaStream_t st) { CHECK(day0::kernels::argmax_wide(y, V, scratch, pick, st)); }), 4.0 * V,
+        copy_gbs);
+    cudaFree(pick);
+    cudaFree(values);
+    cudaFree(indices);
+    cudaFree(counter);
+  }
   for (const int len : {512, 4096, 32768}) {
     uint16_t *kc = nullptr, *vc = nullptr, *q = nullptr;
     float *sinks = nullptr, *partial = nullptr, *out = nullptr;

@@ -58,22 +58,26 @@ class TestCudaOps : public QObject {
  private slots:
   void embedding() {
     std::mt19937 rng(1);
-    const std::int64_t vocab = 97, hidden = 136, T = 33;
-    const auto table = to_bf16(random_floats(rng, vocab * hidden));
-    std::vector<std::int32_t> ids(T);
-    for (auto& id : ids) id = static_cast<std::int32_t>(rng() % vocab);
-    auto d_table = to_device(table);
-    auto d_ids = to_device(ids);
-    GuardedBuffer out(T * hidden * 4);
-    CUDA_VERIFY(k::embedding_lookup(d_table.as<std::uint16_t>(), hidden, d_ids.as<std::int32_t>(), T, out.as<float>(),
-                                    nullptr));
-    const auto got = to_host<float>(out, T * hidden);
-    std::vector<float> row(hidden);
-    for (std::int64_t t = 0; t < T; ++t) {
-      cpu::decode_row(bf16_matrix(table, vocab, hidden), ids[t], row.data());
-      QVERIFY(std::equal(row.begin(), row.end(), got.begin() + t * hidden));
+    // Rows of whole 16-byte words (one round of loads; past 8,192 values more than one), and a
+    // width that is not (the scalar path).
+    for (const std::int64_t hidden : {136, 2880, 8200, 30}) {
+      const std::int64_t vocab = 97, T = 33;
+      const auto table = to_bf16(random_floats(rng, vocab * hidden));
+      std::vector<std::int32_t> ids(T);
+      for (auto& id : ids) id = static_cast<std::int32_t>(rng() % vocab);
+      auto d_table = to_device(table);
+      auto d_ids = to_device(ids);
+      GuardedBuffer out(T * hidden * 4);
+      CUDA_VERIFY(k::embedding_lookup(d_table.as<std::uint16_t>(), hidden, d_ids.as<std::int32_t>(), T, out.as<float>(),
+                                      nullptr));
+      const auto got = to_host<float>(out, T * hidden);
+      std::vector<float> row(hidden);
+      for (std::int64_t t = 0; t < T; ++t) {
+        cpu::decode_row(bf16_matrix(table, vocab, hidden), ids[t], row.data());
+        QVERIFY(std::equal(row.begin(), row.end(), got.begin() + t * hidden));
+      }
+      QVERIFY(out.guard_intact());
     }
-    QVERIFY(out.guard_intact());
   }
 
   void rms_norm() {
@@ -377,18 +381,37 @@ class TestCudaOps : public QObject {
 
   void sampling() {
     std::mt19937 rng(6);
-    for (const std::int64_t n : {1, 5, 1000, 201088}) {
+    // The many-CTA arg max: its scratch and counter reused across calls (the counter must come
+    // back to zero); 3,000,017 logits take more than one round of its largest grid.
+    GuardedBuffer values(k::kArgmaxMaxCtas * 4), indices(k::kArgmaxMaxCtas * 4), done(4);
+    CUDA_VERIFY(cudaMemset(done.as<void>(), 0, 4));
+    k::ArgmaxScratch scratch;
+    scratch.values = values.as<float>();
+    scratch.indices = indices.as<std::int32_t>();
+    scratch.done = done.as<unsigned>();
+    for (const std::int64_t n : {1, 5, 1000, 2049, 201088, 3000017}) {
       auto logits = random_floats(rng, n);
       const std::int64_t hot = static_cast<std::int64_t>(rng() % n);
       logits[hot] = 50.0f;
-      if (n > 10) logits[n - 1] = 50.0f;  // a tie: the lower index wins
+      if (n > 10) logits[n - 1] = 50.0f;              // a tie: the lower index wins
+      if (n > 10) logits[rng() % n] = std::nanf("");  // NaN never wins
       auto d = to_device(logits);
-      GuardedBuffer out(4);
+      std::int64_t want = -1;
+      for (std::int64_t i = 0; i < n; ++i)
+        if (!std::isnan(logits[i]) && (want < 0 || logits[i] > logits[want])) want = i;
+      GuardedBuffer out(4), wide(4);
       CUDA_VERIFY(k::argmax(d.as<float>(), n, out.as<std::int32_t>(), nullptr));
-      const std::int64_t want = std::distance(logits.begin(), std::max_element(logits.begin(), logits.end()));
       QCOMPARE(static_cast<std::int64_t>(to_host<std::int32_t>(out, 1)[0]), want);
-      QVERIFY(out.guard_intact());
+      for (int call = 0; call < 2; ++call) {
+        CUDA_VERIFY(cudaMemset(wide.as<void>(), 0xFF, 4));
+        CUDA_VERIFY(k::argmax_wide(d.as<float>(), n, scratch, wide.as<std::int32_t>(), nullptr));
+        QCOMPARE(static_cast<std::int64_t>(to_host<std::int32_t>(wide, 1)[0]), want);
+      }
+      QCOMPARE(to_host<std::uint32_t>(done, 1)[0], 0u);
+      QVERIFY(out.guard_intact() && wide.guard_intact());
     }
+    QVERIFY(values.guard_intact() && indices.guard_intact() && done.guard_intact());
+    QCOMPARE(k::argmax_wide(nullptr, 10, scratch, nullptr, nullptr), cudaErrorInvalidValue);
     // Temperature draws follow softmax(logits / T): 4 tokens, 4000 draws, each frequency within
     // 5 standard deviations of its probability.
     const std::vector<float> logits{1.0f, 0.0f, -1.0f, 2.0f};

@@ -271,15 +271,8 @@ class GptOssCuda final : public models::LoadedModel {
   }
   bool argmax_on_device() const override { return true; }
   Result<std::int32_t> forward_argmax(SessionState& base, std::span<const std::int32_t> tokens) override {
-    DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr));
-    cudaStream_t s = stream_.get();
-    DAY0_CUDA_RETURN_IF_ERROR(k::argmax(logits_.as<float>(), s_.vocab, tokens_dev_.as<std::int32_t>(), s),
-                              "picking a token");
-    DAY0_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(host_pos_.as<std::int32_t>(), tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
-        "picking a token");
-    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "picking a token");
-    return host_pos_.as<std::int32_t>()[0];
+    DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr, true));
+    return host_pick_.as<std::int32_t>()[0];
   }
 
  private:
@@ -296,15 +289,25 @@ class GptOssCuda final : public models::LoadedModel {
     return Status::ok();
   }
 
-  // forward(); with logits == nullptr the last row's logits stay on the GPU (logits_ row 0).
+  // forward(); with logits == nullptr the last row's logits stay on the GPU (logits_ row 0). With
+  // pick, the arg max of the last row goes to tokens_dev_[0] (where the next decode step reads
+  // its token) and host_pick_[0].
   Status run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
-             ForwardTrace* trace);
+             ForwardTrace* trace, bool pick = false);
   Status prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace);
   // Layer l's RoPE (T tokens from the fused q/k/v rows into q_ and the session's cache) and
   // attention arguments, the same for prefill and decode.
   k::RopeQkvArgs rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const;
   k::AttentionArgs attention_args(const CudaState& st, std::int64_t l) const;
   Status record_decode(CudaState& st);
+  // tokens_dev_[0] = arg max of logits_ row 0.
+  cudaError_t pick_token(cudaStream_t s) {
+    k::ArgmaxScratch scratch;
+    scratch.values = argmax_values_.as<float>();
+    scratch.indices = argmax_indices_.as<std::int32_t>();
+    scratch.done = argmax_done_.as<unsigned>();
+    return k::argmax_wide(logits_.as<float>(), s_.vocab, scratch, tokens_dev_.as<std::int32_t>(), s);
+  }
   Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
   Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
 
@@ -322,7 +325,14 @@ class GptOssCuda final : public models::LoadedModel {
   // Activations for up to kGptOssPrefillChunk tokens.
   std::int64_t chunk_ = kGptOssPrefillChunk;
   DeviceBuffer x_, hb_, hf_, qkv_, q_, attn_, attn_f32_, router_logits_, topk_ids_, topk_w_, logits_;
-  DeviceBuffer tokens_dev_, pos_dev_, len_dev_, partial_;
+  DeviceBuffer tokens_dev_, partial_;
+  DeviceBuffer pos_dev_;  // [2]: the first position of the pass, and the length after it
+  DeviceBuffer argmax_values_, argmax_indices_, argmax_done_;
+  // The token the last forward_argmax() picked, left in tokens_dev_[0] for the decode step of
+  // `picked_state_` at `picked_position_` (the step then needs no copy of its token).
+  const CudaState* picked_state_ = nullptr;
+  std::int64_t picked_position_ = -1;
+  std::int32_t picked_token_ = -1;
   DeviceBuffer counts_, sorted_pair_, row_of_pair_, active_experts_, slot_offsets_, active_count_, tile_slot_,
       tile_row_, tile_count_;
   DeviceBuffer xs_, act_, ys_;
@@ -330,7 +340,7 @@ class GptOssCuda final : public models::LoadedModel {
   DeviceBuffer router_done_;                                            // router_decode's CTA counter
   DeviceBuffer workspace_, workspace_exp_;
   std::int64_t max_slots_ = 0, max_tiles_ = 0;
-  PinnedBuffer host_tokens_, host_pos_, host_logits_;
+  PinnedBuffer host_tokens_, host_pos_, host_pick_, host_logits_;
   std::vector<float> trace_scratch_;
   PhaseTimer prefill_timer_, decode_timer_;
 };
@@ -470,8 +480,11 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_w_, A, "routes"));
   DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, &logits_, A, "logits"));
   DAY0_RETURN_IF_ERROR(alloc(C * 4, &tokens_dev_, A, "token ids"));
-  DAY0_RETURN_IF_ERROR(alloc(4, &pos_dev_, A, "the position"));
-  DAY0_RETURN_IF_ERROR(alloc(4, &len_dev_, A, "the length"));
+  DAY0_RETURN_IF_ERROR(alloc(8, &pos_dev_, A, "the position"));
+  DAY0_RETURN_IF_ERROR(alloc(k::kArgmaxMaxCtas * 4, &argmax_values_, A, "token selection"));
+  DAY0_RETURN_IF_ERROR(alloc(k::kArgmaxMaxCtas * 4, &argmax_indices_, A, "token selection"));
+  DAY0_RETURN_IF_ERROR(alloc(4, &argmax_done_, A, "token selection"));
+  DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(argmax_done_.get(), 0, 4), "clearing the token selection counter");
   DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(k::attention_decode_partial_floats(
                                  static_cast<int>(s_.heads), static_cast<int>(s_.head_dim), kDecodeSplits)) *
                                  4,
@@ -509,6 +522,7 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   }
   DAY0_ASSIGN_OR_RETURN(host_tokens_, PinnedBuffer::allocate(C * 4, "token ids"));
   DAY0_ASSIGN_OR_RETURN(host_pos_, PinnedBuffer::allocate(8, "positions"));
+  DAY0_ASSIGN_OR_RETURN(host_pick_, PinnedBuffer::allocate(4, "the picked token"));
   DAY0_ASSIGN_OR_RETURN(host_logits_,
                         PinnedBuffer::allocate(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, "logits"));
   DAY0_LOG_INFO("gpt-oss on cuda:{}: weights {:.2f} GiB, experts {:.2f} GiB, {} workspace {:.1f} MiB ({} experts)",
@@ -713,10 +727,11 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
   return Status::ok();
 }
 
-// The decode step for one token (tokens_dev_[0] at *pos_dev_, *len_dev_ = position + 1), as a
+// The decode step for one token (tokens_dev_[0] at pos_dev_[0], pos_dev_[1] = position + 1), as a
 // sequence of launches that a graph can capture: 7 per layer (the RMSNorms fused into the
 // projections that read them, RoPE and the cache writes into the qkv projection, the router's
-// top-k into the router), 170 for gpt-oss-20b. Ends with the logits in logits_ row 0.
+// top-k into the router), 171 for gpt-oss-20b. Ends with the logits in logits_ row 0 and their
+// arg max in tokens_dev_[0].
 Status GptOssCuda::record_decode(CudaState& st) {
   cudaStream_t s = stream_.get();
   PhaseTimer& pt = decode_timer_;
@@ -742,7 +757,7 @@ Status GptOssCuda::record_decode(CudaState& st) {
            "qkv");
     pt.mark(s, PhaseTimer::qkv);
     const k::AttentionArgs a = attention_args(st, l);
-    DAY0_K(k::attention_decode(a, q_.as<std::uint16_t>(), len_dev_.as<std::int32_t>(), kDecodeSplits,
+    DAY0_K(k::attention_decode(a, q_.as<std::uint16_t>(), pos_dev_.as<std::int32_t>() + 1, kDecodeSplits,
                                partial_.as<float>(), attn_f32_.as<float>(), s),
            "attention");
     pt.mark(s, PhaseTimer::attention);
@@ -773,6 +788,8 @@ Status GptOssCuda::record_decode(CudaState& st) {
                                  logits_.as<float>(), s),
          "lm_head");
   pt.mark(s, PhaseTimer::lm_head);
+  DAY0_K(pick_token(s), "picking a token");
+  pt.mark(s, PhaseTimer::lm_head);
   return Status::ok();
 }
 
@@ -796,7 +813,7 @@ Status GptOssCuda::logits_rows(std::int64_t first_row, std::int64_t rows, bool d
 }
 
 Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
-                       ForwardTrace* trace) {
+                       ForwardTrace* trace, bool pick) {
   auto& st = static_cast<CudaState&>(base);
   const auto T = static_cast<std::int64_t>(tokens.size());
   const std::int64_t pos0 = st.length();
@@ -812,20 +829,24 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
   DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
   cudaStream_t s = stream_.get();
   DAY0_RETURN_IF_ERROR(st.reserve(pos0 + T, s));
+  // The greedy decode loop feeds back the token the previous step picked: it is on the GPU already.
+  const bool token_on_device = T == 1 && picked_state_ == &st && picked_position_ == pos0 && picked_token_ == tokens[0];
+  picked_state_ = nullptr;
   const std::int64_t first_logit = T - logit_rows;
   for (std::int64_t done = 0; done < T;) {
     const std::int64_t n = std::min(chunk_, T - done);
     const std::int64_t pos = pos0 + done;
+    const bool last_pass = done + n == T;
     // The pinned staging buffers are free: every pass ends with a synchronisation.
-    std::memcpy(host_tokens_.as<std::int32_t>(), tokens.data() + done, static_cast<std::size_t>(n) * 4);
+    if (!token_on_device) {
+      std::memcpy(host_tokens_.as<std::int32_t>(), tokens.data() + done, static_cast<std::size_t>(n) * 4);
+      DAY0_K(cudaMemcpyAsync(tokens_dev_.get(), host_tokens_.as<std::int32_t>(), static_cast<std::size_t>(n) * 4,
+                             cudaMemcpyHostToDevice, s),
+             "copying token ids");
+    }
     host_pos_.as<std::int32_t>()[0] = static_cast<std::int32_t>(pos);
     host_pos_.as<std::int32_t>()[1] = static_cast<std::int32_t>(pos + 1);
-    DAY0_K(cudaMemcpyAsync(tokens_dev_.get(), host_tokens_.as<std::int32_t>(), static_cast<std::size_t>(n) * 4,
-                           cudaMemcpyHostToDevice, s),
-           "copying token ids");
-    DAY0_K(cudaMemcpyAsync(pos_dev_.get(), host_pos_.as<std::int32_t>(), 4, cudaMemcpyHostToDevice, s),
-           "copying positions");
-    DAY0_K(cudaMemcpyAsync(len_dev_.get(), host_pos_.as<std::int32_t>() + 1, 4, cudaMemcpyHostToDevice, s),
+    DAY0_K(cudaMemcpyAsync(pos_dev_.get(), host_pos_.as<std::int32_t>(), 8, cudaMemcpyHostToDevice, s),
            "copying positions");
     const bool decode = n == 1 && trace == nullptr;
     if (decode) {
@@ -850,12 +871,23 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
     if (lo < hi)
       DAY0_RETURN_IF_ERROR(logits_rows(lo - done, hi - lo, decode,
                                        logits != nullptr ? logits + (lo - first_logit) * s_.vocab : nullptr));
+    if (pick && last_pass) {
+      // A decode step picked its token inside the graph; a prefill pass's last row is in logits_ row 0.
+      if (!decode) DAY0_K(pick_token(s), "picking a token");
+      DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>(), tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
+             "picking a token");
+    }
     DAY0_K(cudaStreamSynchronize(s), "running gpt-oss on the GPU");
     prefill_timer_.flush();
     decode_timer_.flush();
     done += n;
   }
   st.length_ = pos0 + T;
+  if (pick) {
+    picked_state_ = &st;
+    picked_position_ = st.length_;
+    picked_token_ = host_pick_.as<std::int32_t>()[0];
+  }
   return Status::ok();
 }
 
