@@ -95,9 +95,12 @@ class TestGuiChat : public QObject {
     QVERIFY(reply > 0);
     QVERIFY(!at.isEmpty());
     QVERIFY(!(content + reasoning).isEmpty());
-    // Coalesced: text reaches the GUI thread on a 25 ms timer (the last piece comes with done).
-    for (int i = 1; i + 1 < at.size(); ++i)
-      QVERIFY2(at[i] - at[i - 1] >= 15, qPrintable(QString::number(at[i] - at[i - 1])));
+    // Coalesced: text reaches the GUI thread on a 25 ms timer (the last piece comes with done),
+    // so a reply streamed over T ms arrives in at most T / 25 + 2 pieces (T / 20 for the timer's
+    // slack). Counted over the whole reply, not gap by gap: a busy machine (a sanitizer build
+    // beside other jobs) can deliver two late timer ticks back to back.
+    const qint64 span = at.last() - at.first();
+    QVERIFY2(at.size() <= span / 20 + 2, qPrintable(QString("%1 pieces in %2 ms").arg(at.size()).arg(span)));
 
     MessageListModel* m = chat->messages();
     QCOMPARE(m->rowCount(), 2);
