@@ -22,7 +22,7 @@ help:
 	@echo "make build        build Release without starting the app"
 	@echo "make package      build Release and the Debian package in $(BUILD_DIR)/package"
 	@echo "make test-asan    build with ASan+UBSan (CPU only) and run every test"
-	@echo "make test-tsan    build with TSan (CPU only) and run the threaded non-GUI tests"
+	@echo "make test-tsan    build with TSan (CPU only) and run the threaded tests (label tsan)"
 	@echo "make format       clang-format the C++ sources"
 	@echo "make clean        remove the build folder"
 	@echo "make fuzz         build the libFuzzer fuzzers (clang) in build-fuzz"
