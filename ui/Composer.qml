@@ -3,14 +3,18 @@ import QtQuick.Controls
 import QtQuick.Dialogs
 import QtQuick.Layouts
 
-// Writing a message: multi-line text (Enter sends, Shift+Enter is a new line), images by the
-// paperclip, drag and drop or paste, and Send turning into Stop while a reply streams.
+// Writing a message: multi-line text (Enter sends, Shift+Enter is a new line), images and
+// documents (text, Markdown, code, PDF) by the paperclip, drag and drop or paste, the knowledge
+// folders switched on for this conversation, and Send turning into Stop while a reply streams.
 Rectangle {
     id: composer
     required property QtObject chat
     required property QtObject models
+    required property QtObject knowledge
     property alias input: input
-    readonly property bool canSend: !chat.generating && (input.text.trim().length > 0 || chat.pendingAttachments.length > 0)
+    readonly property bool canSend: !chat.generating && (input.text.trim().length > 0 || chat.pendingAttachments.length > 0
+                                                         || chat.pendingDocuments.length > 0)
+    signal openKnowledge()
 
     function send() {
         if (!canSend) return
@@ -25,9 +29,14 @@ Rectangle {
 
     FileDialog {
         id: fileDialog
-        title: qsTr("Attach images")
+        title: qsTr("Attach images or documents")
         fileMode: FileDialog.OpenFiles
-        nameFilters: [qsTr("Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"), qsTr("All files (*)")]
+        nameFilters: [qsTr("Images and documents (*.png *.jpg *.jpeg *.webp *.gif *.bmp *.pdf *.txt *.md *.markdown *.rst "
+                           + "*.c *.h *.cc *.cpp *.hpp *.cu *.py *.js *.ts *.rs *.go *.java *.kt *.cs *.rb *.php *.sh "
+                           + "*.json *.yaml *.yml *.toml *.xml *.html *.css *.sql *.cmake)"),
+                      qsTr("Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"),
+                      qsTr("Documents (*.pdf *.txt *.md *.markdown *.rst)"),
+                      qsTr("All files (*)")]
         onAccepted: composer.chat.attachUrls(selectedFiles)
     }
 
@@ -39,9 +48,9 @@ Rectangle {
         anchors.margins: 10
         spacing: 6
 
-        // Pending images.
+        // Pending images and documents.
         Flow {
-            visible: composer.chat.pendingAttachments.length > 0
+            visible: composer.chat.pendingAttachments.length > 0 || composer.chat.pendingDocuments.length > 0
             Layout.fillWidth: true
             Layout.leftMargin: 4
             spacing: 8
@@ -82,6 +91,80 @@ Rectangle {
                     }
                 }
             }
+            Repeater {
+                model: composer.chat.pendingDocuments
+                delegate: DocumentChip {
+                    required property var modelData
+                    required property int index
+                    document: modelData
+                    removable: true
+                    onRemoveClicked: composer.chat.removeDocument(index)
+                }
+            }
+        }
+
+        // Knowledge folders for this conversation: one toggle each, and whether a folder goes
+        // in whole when it fits.
+        Flow {
+            visible: composer.knowledge.folders.length > 0
+            Layout.fillWidth: true
+            Layout.leftMargin: 4
+            spacing: 6
+            Repeater {
+                model: composer.knowledge.folders
+                delegate: AbstractButton {
+                    id: folderToggle
+                    required property var modelData
+                    readonly property bool on: composer.chat.knowledgeFolders.indexOf(modelData.id) >= 0
+                    implicitHeight: 26
+                    implicitWidth: toggleRow.implicitWidth + 18
+                    hoverEnabled: true
+                    checkable: true
+                    checked: on
+                    Accessible.name: qsTr("Use the folder %1").arg(modelData.name)
+                    Accessible.role: Accessible.CheckBox
+                    ToolTip.visible: hovered
+                    ToolTip.delay: 600
+                    ToolTip.text: modelData.path + " — " + (on ? qsTr("on: questions bring its passages")
+                                                              : qsTr("off"))
+                    onClicked: composer.chat.setFolderEnabled(modelData.id, !on)
+                    background: Rectangle {
+                        radius: 13
+                        color: folderToggle.on ? Theme.accentSoft : (folderToggle.hovered ? Theme.hover : "transparent")
+                        border.color: folderToggle.on ? Theme.accent : Theme.border
+                    }
+                    contentItem: Item {
+                        Row {
+                            id: toggleRow
+                            anchors.centerIn: parent
+                            spacing: 5
+                            Icon {
+                                anchors.verticalCenter: parent.verticalCenter
+                                iconName: folderToggle.on ? "check" : "folder"
+                                iconSize: 13
+                                color: folderToggle.on ? Theme.accent : Theme.textMuted
+                            }
+                            Label {
+                                anchors.verticalCenter: parent.verticalCenter
+                                text: folderToggle.modelData.name
+                                color: folderToggle.on ? Theme.accent : Theme.textMuted
+                                font.pixelSize: 12
+                            }
+                        }
+                    }
+                }
+            }
+            CheckBox {
+                visible: composer.chat.knowledgeFolders.length > 0
+                implicitHeight: 26
+                text: qsTr("whole folder when it fits")
+                font.pixelSize: 12
+                checked: composer.chat.wholeFolders
+                onToggled: composer.chat.wholeFolders = checked
+                ToolTip.visible: hovered
+                ToolTip.delay: 600
+                ToolTip.text: qsTr("Put every file of a folder into the prompt when all of it fits the model's context; otherwise only the passages that best match the question")
+            }
         }
 
         ScrollView {
@@ -121,8 +204,14 @@ Rectangle {
             spacing: 4
             IconButton {
                 iconName: "attach"
-                tip: qsTr("Attach images")
+                tip: qsTr("Attach images or documents")
                 onClicked: fileDialog.open()
+            }
+            IconButton {
+                objectName: "knowledgeButton"
+                iconName: "book"
+                tip: qsTr("Knowledge folders")
+                onClicked: composer.openKnowledge()
             }
             Label {
                 Layout.fillWidth: true

@@ -53,6 +53,7 @@ ApplicationWindow {
         if (name === "models") openModels()
         else if (name === "remote") { modelManager.showRemote(); modelManager.open() }
         else if (name === "settings") settingsDialog.open()
+        else if (name === "knowledge-panel") knowledgePanel.open()
     }
     function openModels() {
         if (window.models.info.dir === undefined && window.models.loaded) window.models.inspectPath(window.models.loadedDir)
@@ -78,6 +79,7 @@ ApplicationWindow {
             controller: window.controller
             onOpenModels: window.openModels()
             onOpenSettings: settingsDialog.open()
+            onOpenKnowledge: knowledgePanel.open()
         }
         Rectangle { Layout.fillHeight: true; implicitWidth: 1; color: Theme.border }
 
@@ -199,11 +201,13 @@ ApplicationWindow {
                 Layout.bottomMargin: 18
                 chat: window.chat
                 models: window.models
+                knowledge: window.controller.knowledge
+                onOpenKnowledge: knowledgePanel.open()
             }
         }
     }
 
-    // Images dropped anywhere on the window go to the composer.
+    // Images and documents dropped anywhere on the window go to the composer.
     DropArea {
         anchors.fill: parent
         keys: ["text/uri-list"]
@@ -218,7 +222,7 @@ ApplicationWindow {
             border.width: 2
             Label {
                 anchors.centerIn: parent
-                text: qsTr("Drop images to attach them")
+                text: qsTr("Drop images or documents to attach them")
                 color: Theme.accent
                 font.pixelSize: 18
                 font.weight: Font.DemiBold
@@ -230,6 +234,7 @@ ApplicationWindow {
 
     ModelManager { id: modelManager; models: window.models }
     SettingsDialog { id: settingsDialog; controller: window.controller }
+    KnowledgePanel { id: knowledgePanel; knowledge: window.controller.knowledge; chat: window.chat }
     ImageViewer { id: imageViewer }
 
     Component.onCompleted: composer.input.forceActiveFocus()

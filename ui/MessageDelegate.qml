@@ -2,7 +2,8 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// One message of the visible branch. User messages sit right in a bubble (with their images);
+// One message of the visible branch. User messages sit right in a bubble (with their images,
+// documents, and the knowledge sources they were sent with: click one to open the file there);
 // replies sit left: collapsible reasoning, Markdown prose, code blocks with Copy, statistics.
 // Actions appear on hover: copy, edit and resend (user), regenerate (reply), and `< 1/2 >`
 // between branches.
@@ -21,6 +22,8 @@ Item {
     required property int branchIndex
     required property int branchCount
     required property var attachments
+    required property var documents
+    required property var sources
     required property string stats
     signal openImage(string source, string name)
 
@@ -77,6 +80,23 @@ Item {
             }
         }
 
+        // Documents of a user message.
+        Flow {
+            visible: root.documents.length > 0
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.maximumWidth: root.maxWidth * 0.8
+            spacing: 8
+            layoutDirection: root.isUser ? Qt.RightToLeft : Qt.LeftToRight
+            Repeater {
+                model: root.documents
+                delegate: DocumentChip {
+                    required property var modelData
+                    document: modelData
+                    onOpenClicked: root.chat.openDocument(modelData.sha256, modelData.name, 0, 0)
+                }
+            }
+        }
+
         // The user's bubble.
         Rectangle {
             visible: root.isUser && !root.editing && root.content.length > 0
@@ -101,6 +121,72 @@ Item {
                 selectionColor: Theme.accent
                 selectedTextColor: Theme.onAccent
                 Accessible.name: qsTr("Your message")
+            }
+        }
+
+        // The sources the message was sent with, as the model was asked to cite them.
+        Flow {
+            visible: root.sources.length > 0 && !root.editing
+            Layout.alignment: Qt.AlignRight
+            Layout.preferredWidth: Math.min(root.maxWidth, sourcesWidth.implicitWidth)
+            spacing: 4
+            // The natural width: every source on one line.
+            Row {
+                id: sourcesWidth
+                visible: false
+                spacing: 4
+                Label { text: qsTr("Sources:"); font.pixelSize: 12; rightPadding: 2 }
+                Repeater {
+                    model: root.sources
+                    Label { required property var modelData; text: "[" + modelData.number + "] " + modelData.label; font.pixelSize: 12; rightPadding: 12 }
+                }
+            }
+            Label {
+                text: qsTr("Sources:")
+                height: 22
+                verticalAlignment: Text.AlignVCenter
+                color: Theme.textFaint
+                font.pixelSize: 12
+                rightPadding: 2
+            }
+            Repeater {
+                model: root.sources
+                delegate: AbstractButton {
+                    id: sourceLink
+                    required property var modelData
+                    implicitHeight: 22
+                    implicitWidth: sourceLabel.implicitWidth + 12
+                    hoverEnabled: true
+                    Accessible.name: qsTr("Source %1: %2. Open it").arg(modelData.number).arg(modelData.label)
+                    ToolTip.visible: hovered
+                    ToolTip.delay: 500
+                    ToolTip.text: modelData.attachment ? qsTr("Open the attached %1").arg(modelData.path) : modelData.path
+                    onClicked: {
+                        if (!modelData.attachment) {
+                            root.chat.openSource(modelData.path, modelData.line, modelData.page)
+                            return
+                        }
+                        for (let i = 0; i < root.documents.length; ++i) {
+                            if (root.documents[i].name === modelData.path) {
+                                root.chat.openDocument(root.documents[i].sha256, modelData.path, modelData.line, modelData.page)
+                                return
+                            }
+                        }
+                    }
+                    background: Rectangle {
+                        radius: 6
+                        color: sourceLink.hovered ? Theme.accentSoft : Theme.surfaceAlt
+                        border.color: sourceLink.hovered ? Theme.accent : Theme.border
+                    }
+                    contentItem: Label {
+                        id: sourceLabel
+                        text: "[" + sourceLink.modelData.number + "] " + sourceLink.modelData.label
+                        color: sourceLink.hovered ? Theme.accent : Theme.textMuted
+                        font.pixelSize: 12
+                        horizontalAlignment: Text.AlignHCenter
+                        verticalAlignment: Text.AlignVCenter
+                    }
+                }
             }
         }
 
@@ -350,7 +436,7 @@ Item {
                 onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
             }
             IconButton {
-                visible: !root.isUser || root.attachments.length > 0
+                visible: !root.isUser || root.attachments.length > 0 || root.documents.length > 0
                 iconName: "regenerate"
                 tip: root.isUser ? qsTr("Reply to this message") : qsTr("Regenerate")
                 implicitWidth: 28; implicitHeight: 28; iconSize: 15

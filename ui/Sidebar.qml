@@ -3,8 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 
 // The conversation list: new chat, full-text search, pinned and recent conversations with
-// rename / pin / delete (undo for a few seconds), and the doors to the model manager and the
-// settings.
+// rename / pin / delete (undo for a few seconds), and the doors to the model manager, the
+// knowledge folders and the settings.
 Rectangle {
     id: sidebar
     required property QtObject controller
@@ -12,6 +12,7 @@ Rectangle {
     readonly property QtObject models: controller.models
     signal openModels()
     signal openSettings()
+    signal openKnowledge()
     property alias searchField: search
 
     color: Theme.sidebar
@@ -220,6 +221,36 @@ Rectangle {
                     implicitHeight: 8
                     radius: 4
                     color: sidebar.models.loaded ? Theme.success : sidebar.models.loading ? Theme.warning : Theme.textFaint
+                }
+            }
+        }
+        ItemDelegate {
+            id: knowledgeButton
+            Layout.fillWidth: true
+            Layout.leftMargin: 8
+            Layout.rightMargin: 8
+            implicitHeight: 38
+            Accessible.name: qsTr("Knowledge folders")
+            onClicked: sidebar.openKnowledge()
+            background: Rectangle {
+                radius: 9
+                color: knowledgeButton.hovered ? Theme.hover : "transparent"
+            }
+            contentItem: RowLayout {
+                spacing: 12
+                Item {
+                    implicitWidth: 32
+                    implicitHeight: 20
+                    Icon { anchors.centerIn: parent; iconName: "book"; iconSize: 18 }
+                }
+                Label { text: qsTr("Knowledge"); color: Theme.text; font.pixelSize: 13; Layout.fillWidth: true }
+                Label {
+                    visible: sidebar.controller.knowledge.folders.length > 0 || sidebar.controller.knowledge.indexing
+                    text: sidebar.controller.knowledge.indexing ? qsTr("indexing…")
+                          : sidebar.controller.knowledge.folders.length === 1 ? qsTr("1 folder")
+                          : qsTr("%1 folders").arg(sidebar.controller.knowledge.folders.length)
+                    color: Theme.textFaint
+                    font.pixelSize: 11
                 }
             }
         }

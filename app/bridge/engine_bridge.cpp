@@ -353,6 +353,21 @@ void EngineBridge::dropModel() {
   imagePlaceholder_.clear();
 }
 
+knowledge::TokenCounter EngineBridge::tokenCounter() const {
+  if (formatter_) {
+    return [formatter = formatter_](std::string_view text) -> std::int64_t {
+      auto ids = formatter->tokenizer().encode(text, false);
+      return ids ? static_cast<std::int64_t>(ids->size()) : static_cast<std::int64_t>(text.size());
+    };
+  }
+  return [](std::string_view text) { return static_cast<std::int64_t>((text.size() + 2) / 3); };
+}
+
+qint64 EngineBridge::contextWindow() const {
+  if (remote_) return kRemoteContextWindow;
+  return summary_.max_context;
+}
+
 quint64 EngineBridge::generate(std::vector<ContextMessage> context, const GenerationParams& params) {
   if (!hasModel() || current_ != 0) return 0;
   const quint64 id = nextRequest_++;
@@ -383,7 +398,7 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
   request.stop.max_new_tokens = params.max_new_tokens;
   Engine* engine = engine_.get();
   // Formatting long conversations takes a while (template + tokenizer): off the GUI thread.
-  QThreadPool::globalInstance()->start([this, engine, request = std::move(request), context = std::move(context),
+  QThreadPool::globalInstance()->start([this, id, engine, request = std::move(request), context = std::move(context),
                                         formatter = formatter_, session = session_, placeholder = imagePlaceholder_,
                                         imageDir = imageDir_]() mutable {
     const auto fail = [this](const Status& status) {
@@ -414,6 +429,13 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
     auto tokens = formatter->encode(messages, true);
     if (!tokens) return fail(tokens.status());
     request.context = std::move(*tokens);
+    if (promptTap_) {
+      const std::vector<std::uint32_t> ids(request.context.begin(), request.context.end());
+      const QString text = qs(formatter->tokenizer().decode(ids));
+      const auto count = static_cast<qint64>(ids.size());
+      QMetaObject::invokeMethod(
+          this, [this, id, text, count]() { emit promptSubmitted(id, text, count); }, Qt::QueuedConnection);
+    }
     request.stop.extra_stop_ids = formatter->turn_end_ids();
     std::lock_guard lock(mutex_);
     if (stopRequested_) {

@@ -24,6 +24,7 @@
 
 #include "day0/chat.h"
 #include "day0/engine.h"
+#include "knowledge/context.h"
 #include "remote/remote_client.h"
 
 namespace day0::app {
@@ -110,6 +111,17 @@ class EngineBridge : public QObject {
   void stop();
   bool generating() const { return current_ != 0; }
 
+  // Counts tokens as the loaded model does, with its own tokenizer (safe on any thread; it
+  // keeps the tokenizer alive). A remote model's tokenizer is not known here: its counts are
+  // estimated at 3 bytes a token, which overestimates for most text.
+  knowledge::TokenCounter tokenCounter() const;
+  // The context window of the loaded model (a remote one: kRemoteContextWindow).
+  qint64 contextWindow() const;
+  static constexpr qint64 kRemoteContextWindow = 32768;
+  // When on, promptSubmitted carries the exact text each local request sends to the engine
+  // (its tokens decoded), for tests and diagnostics.
+  void setPromptTap(bool on) { promptTap_ = on; }
+
   // Live figures of the running (or last) request.
   double tokensPerSecond() const { return tokensPerSecond_; }
   double timeToFirstTokenMs() const { return ttftMs_; }
@@ -126,6 +138,7 @@ class EngineBridge : public QObject {
   // Text settled since the previous signal, split into the answer and the model's reasoning.
   void textArrived(quint64 request, const QString& content, const QString& reasoning);
   void generationFinished(const day0::app::GenerationOutcome& outcome);
+  void promptSubmitted(quint64 request, const QString& prompt, qint64 tokens);
   void statsChanged();
 
  private:
@@ -165,6 +178,7 @@ class EngineBridge : public QObject {
   std::shared_ptr<RequestHandle> handle_;
   std::shared_ptr<remote::CancelToken> remoteCancel_;
   std::atomic<bool> stopRequested_{false};
+  std::atomic<bool> promptTap_{false};
   QTimer coalesce_;
   QElapsedTimer started_;
   qint64 firstTokenAt_ = -1;

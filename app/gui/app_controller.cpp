@@ -13,6 +13,7 @@
 #include "gui/app_settings.h"
 #include "gui/chat_controller.h"
 #include "gui/image_attachments.h"
+#include "gui/knowledge_controller.h"
 #include "gui/model_manager.h"
 #include "gui/server_controller.h"
 
@@ -69,6 +70,10 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
   attachments_ = std::make_shared<AttachmentSource>();
   chat_ = new ChatController(bridge_.get(), models_, settings_, paths.dataFolder + QStringLiteral("/history.db"),
                              attachments_, this);
+  knowledge_ = new KnowledgeController(paths.dataFolder + QStringLiteral("/knowledge.db"), this);
+  chat_->setKnowledge(knowledge_);
+  connect(knowledge_, &KnowledgeController::errorOccurred, this, &AppController::showError);
+  connect(knowledge_, &KnowledgeController::noticeOccurred, this, &AppController::showNotice);
 
   server_ = new ServerController(bridge_.get(), settings_, this);
 
@@ -91,6 +96,8 @@ AppController::~AppController() {
   server_ = nullptr;
   delete chat_;
   chat_ = nullptr;
+  delete knowledge_;
+  knowledge_ = nullptr;
   bridge_.reset();
 }
 
@@ -98,6 +105,7 @@ QObject* AppController::settingsObject() const { return settings_; }
 QObject* AppController::modelsObject() const { return models_; }
 QObject* AppController::chatObject() const { return chat_; }
 QObject* AppController::serverObject() const { return server_; }
+QObject* AppController::knowledgeObject() const { return knowledge_; }
 double AppController::tokensPerSecond() const { return bridge_->tokensPerSecond(); }
 double AppController::timeToFirstTokenMs() const { return bridge_->timeToFirstTokenMs(); }
 qint64 AppController::contextUsed() const { return bridge_->contextUsed(); }

@@ -1,7 +1,8 @@
 #pragma once
 // The root object QML sees: build and device facts, the banner (errors and notices from
 // every part), the status-bar figures, and the parts of the app as properties: settings,
-// models (the model manager), chat, server (the OpenAI-compatible server switch). It owns the engine bridge and decides
+// models (the model manager), chat, server (the OpenAI-compatible server switch), knowledge
+// (folders indexed for questions). It owns the engine bridge and decides
 // what the first run opens.
 #include <QObject>
 #include <QStringList>
@@ -15,11 +16,12 @@ class AppSettings;
 class AttachmentSource;
 class ChatController;
 class EngineBridge;
+class KnowledgeController;
 class ModelManager;
 class ServerController;
 
 struct AppPaths {
-  QString dataFolder;    // history.db lives here
+  QString dataFolder;    // history.db and knowledge.db live here
   QString settingsFile;  // the INI file of AppSettings
 };
 
@@ -35,6 +37,7 @@ class AppController : public QObject {
   Q_PROPERTY(QObject* models READ modelsObject CONSTANT)
   Q_PROPERTY(QObject* chat READ chatObject CONSTANT)
   Q_PROPERTY(QObject* server READ serverObject CONSTANT)
+  Q_PROPERTY(QObject* knowledge READ knowledgeObject CONSTANT)
   Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY bannerChanged)
   Q_PROPERTY(QString noticeMessage READ noticeMessage NOTIFY bannerChanged)
   Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
@@ -61,6 +64,8 @@ class AppController : public QObject {
   ModelManager* models() const { return models_; }
   ChatController* chat() const { return chat_; }
   ServerController* server() const { return server_; }
+  KnowledgeController* knowledge() const { return knowledge_; }
+  QObject* knowledgeObject() const;
   EngineBridge* bridge() const { return bridge_.get(); }
   std::shared_ptr<AttachmentSource> attachmentSource() const { return attachments_; }
   QObject* settingsObject() const;
@@ -103,6 +108,7 @@ class AppController : public QObject {
   ModelManager* models_ = nullptr;
   ChatController* chat_ = nullptr;
   ServerController* server_ = nullptr;
+  KnowledgeController* knowledge_ = nullptr;
   std::shared_ptr<AttachmentSource> attachments_;
   QString errorMessage_;
   QString noticeMessage_;

@@ -2,24 +2,36 @@
 
 #include <QBuffer>
 #include <QClipboard>
+#include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
 #include <QLocale>
 #include <QMetaObject>
 #include <QMimeData>
+#include <algorithm>
 
 #include "bridge/engine_bridge.h"
 #include "gui/app_settings.h"
 #include "gui/conversation_list_model.h"
+#include "gui/knowledge_controller.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
+#include "gui/source_opener.h"
+#include "knowledge/context.h"
 
 namespace day0::app {
 namespace {
 
 constexpr int kMaxImagesPerMessage = 8;
+constexpr int kMaxDocumentsPerMessage = 10;
 constexpr int kUndoMs = 8000;
+// Pasted text this long becomes an attached document rather than text in the composer.
+constexpr int kLongPasteChars = 10000;
+// A model that names no context window gets this much for its knowledge budget.
+constexpr qint64 kFallbackContextWindow = 8192;
+constexpr const char* kFoldersKey = "knowledge_folders";
+constexpr const char* kWholeKey = "knowledge_whole_folders";
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
@@ -28,6 +40,16 @@ QString titleFrom(const QString& text) {
   if (line.isEmpty()) return QObject::tr("Images");
   if (line.size() > 60) line = line.left(57).trimmed() + QStringLiteral("…");
   return line;
+}
+
+bool hasImages(const storage::Message& m) {
+  return std::any_of(m.attachments.begin(), m.attachments.end(),
+                     [](const storage::Attachment& a) { return !is_document_mime(qs(a.mime_type)); });
+}
+
+// The text the model reads for a message: its knowledge context, then what was written.
+std::string promptContent(const storage::Message& m) {
+  return m.context.empty() ? m.content : knowledge::prompt_text(m.context, m.content);
 }
 
 }  // namespace
@@ -126,6 +148,7 @@ void ChatController::newConversation() {
   currentId_ = 0;
   currentTitle_.clear();
   messages_->clear();
+  applyConversationSettings(nlohmann::json::object());
   emit currentChanged();
 }
 
@@ -133,7 +156,11 @@ void ChatController::openConversation(qint64 id, qint64 focusMessageId) {
   if (id <= 0) return newConversation();
   currentId_ = id;
   currentTitle_ = conversations_->titleOf(id);
+  applyConversationSettings(nlohmann::json::object());
   emit currentChanged();
+  store_->conversation(id, onGui<storage::Conversation>([this, id](const auto& r) {
+                         if (currentId_ == id && r.is_ok()) applyConversationSettings(r.value().settings);
+                       }));
   store_->messages(id, onGui<std::vector<storage::Message>>([this, id, focusMessageId](const auto& r) {
                      if (currentId_ != id) return;
                      if (!r.is_ok()) return failed(tr("The conversation cannot be opened"), r.error());
@@ -153,6 +180,7 @@ void ChatController::ensureConversation(const QString& titleHint, std::function<
   storage::NewConversation c;
   c.title = titleFrom(titleHint).toStdString();
   c.model = models_->loadedDir().toStdString();
+  c.settings = withKnowledgeSettings(nlohmann::json::object());
   const QString system = settings_->systemPrompt().trimmed();
   store_->create_conversation(c, onGui<storage::Conversation>([this, then, system](const auto& r) {
                                 if (!r.is_ok()) {
@@ -161,6 +189,7 @@ void ChatController::ensureConversation(const QString& titleHint, std::function<
                                 }
                                 currentId_ = r.value().id;
                                 currentTitle_ = qs(r.value().title);
+                                currentSettings_ = r.value().settings;
                                 messages_->clear();
                                 emit currentChanged();
                                 refreshConversations();
@@ -184,51 +213,101 @@ void ChatController::ensureConversation(const QString& titleHint, std::function<
 
 bool ChatController::send(const QString& rawText) {
   const QString text = rawText.trimmed();
-  if (text.isEmpty() && pending_.empty()) return false;
+  if (text.isEmpty() && pending_.empty() && pendingDocuments_.empty()) return false;
   if (generating()) {
     emit errorOccurred(tr("A reply is still being written: wait for it or press Stop."));
     return false;
   }
-  if (pending_.empty() && !models_->loaded()) {
+  if (pending_.empty() && pendingDocuments_.empty() && !models_->loaded()) {
     emit errorOccurred(models_->loading() ? tr("The model is still loading: send again when it is ready.")
                                           : tr("No model is loaded: open one in the model manager (Ctrl+M)."));
     return false;
   }
-  std::vector<storage::NewAttachment> images;
+  std::vector<storage::NewAttachment> attachments;
+  std::vector<std::pair<std::string, std::string>> documents;
   QStringList shas;
   for (const auto& p : pending_) {
-    images.push_back({p.mime_type.toStdString(), p.file_name.toStdString(), p.data.toStdString()});
+    attachments.push_back({p.mime_type.toStdString(), p.file_name.toStdString(), p.data.toStdString()});
     shas << p.sha256;
   }
+  for (const auto& d : pendingDocuments_) {
+    attachments.push_back({d.mime_type.toStdString(), d.file_name.toStdString(), d.data.toStdString()});
+    documents.emplace_back(d.file_name.toStdString(), d.data.toStdString());
+  }
+  const QString titleHint = text.isEmpty() && !pendingDocuments_.empty() ? pendingDocuments_.front().file_name : text;
   pending_.clear();
+  pendingDocuments_.clear();
   emit pendingAttachmentsChanged();
   setSending(true);
   const QString model = models_->loadedDir();
-  ensureConversation(text, [this, text, images = std::move(images), shas, model](qint64 conversation) {
+  ensureConversation(titleHint, [this, text, attachments = std::move(attachments), documents = std::move(documents),
+                                 shas, model](qint64 conversation) {
     storage::NewMessage m;
     m.conversation_id = conversation;
     if (const auto last = messages_->lastId()) m.parent_id = *last;
     m.role = storage::Role::user;
     m.content = text.toStdString();
     m.model = model.toStdString();
-    m.attachments = images;
-    store_->add_message(m, onGui<storage::Message>([this, shas](const auto& r) {
-                          for (const auto& sha : shas) attachments_->remove_pending(sha);
-                          if (!r.is_ok()) {
-                            setSending(false);
-                            return failed(tr("The message cannot be saved"), r.error());
-                          }
-                          afterUserMessage(r.value());
-                        }));
+    m.attachments = attachments;
+    withKnowledge(std::move(m), documents, [this, shas](storage::NewMessage ready) { storeUserMessage(ready, shas); });
   });
   return true;
+}
+
+void ChatController::withKnowledge(storage::NewMessage message,
+                                   std::vector<std::pair<std::string, std::string>> documents,
+                                   std::function<void(storage::NewMessage)> then) {
+  if (knowledge_ == nullptr || (documents.empty() && enabledFolders_.isEmpty())) return then(std::move(message));
+  AssemblyRequest request;
+  request.question = message.content;
+  request.documents = std::move(documents);
+  for (const qint64 id : enabledFolders_) request.folders.push_back(id);
+  request.whole_folders = wholeFolders_;
+  if (message.parent_id)
+    for (const auto& m : messages_->chainTo(*message.parent_id)) request.conversation.push_back(promptContent(m));
+  request.context_window = bridge_->contextWindow() > 0 ? bridge_->contextWindow() : kFallbackContextWindow;
+  request.reply_reserve = settings_->maxNewTokens();
+  request.count = bridge_->tokenCounter();
+  const bool hadDocuments = !request.documents.empty();
+  knowledge_->assemble(std::move(request), [this, message = std::move(message), then = std::move(then),
+                                            hadDocuments](const AssemblyResult& result) mutable {
+    const knowledge::AssembledContext& c = result.context;
+    if (!result.error.isEmpty())
+      emit noticeOccurred(tr("The knowledge folders cannot be searched: %1").arg(result.error));
+    if (!c.shortened.empty()) {
+      QStringList names;
+      for (const auto& n : c.shortened) names << qs(n);
+      emit noticeOccurred(tr("%1 did not fit the model's context whole: the parts that best match the question "
+                             "were sent.")
+                              .arg(names.join(QStringLiteral(", "))));
+    } else if (hadDocuments && c.citations.empty()) {
+      emit noticeOccurred(tr("The attached documents do not fit what is left of the model's context (%1 tokens); "
+                             "they are saved with the message but were not sent.")
+                              .arg(result.budget));
+    }
+    message.context = c.text;
+    message.sources = nlohmann::json::parse(knowledge::citations_to_json(c.citations), nullptr, false);
+    if (!message.sources.is_array()) message.sources = nlohmann::json::array();
+    then(std::move(message));
+  });
+}
+
+void ChatController::storeUserMessage(const storage::NewMessage& message, const QStringList& pendingShas) {
+  store_->add_message(message, onGui<storage::Message>([this, pendingShas](const auto& r) {
+                        for (const auto& sha : pendingShas) attachments_->remove_pending(sha);
+                        if (!r.is_ok()) {
+                          setSending(false);
+                          return failed(tr("The message cannot be saved"), r.error());
+                        }
+                        afterUserMessage(r.value());
+                      }));
 }
 
 void ChatController::afterUserMessage(const storage::Message& message) {
   if (message.conversation_id == currentId_) messages_->add(message);
   emit messageStored(message.id);
   refreshConversations();
-  if (!message.attachments.empty() && !models_->acceptsImages()) {
+  if (hasImages(message) && !models_->acceptsImages()) {
     setSending(false);
     emit errorOccurred(models_->imagesRefusal());
     return;
@@ -259,12 +338,13 @@ void ChatController::startReply(qint64 conversationId, qint64 parentId) {
                         }
                         std::vector<ContextMessage> context;
                         for (const auto& m : messages_->chainTo(parentId)) {
-                          ContextMessage c{{storage::to_string(m.role), m.content, m.reasoning}, {}};
+                          ContextMessage c{{storage::to_string(m.role), promptContent(m), m.reasoning}, {}};
                           if (models_->acceptsImages())
                             for (const auto& a : m.attachments)
-                              c.images.push_back({qs(a.mime_type), [source = attachments_, sha = qs(a.sha256)]() {
-                                                    return source->bytes(sha);
-                                                  }});
+                              if (!is_document_mime(qs(a.mime_type)))
+                                c.images.push_back({qs(a.mime_type), [source = attachments_, sha = qs(a.sha256)]() {
+                                                      return source->bytes(sha);
+                                                    }});
                           context.push_back(std::move(c));
                         }
                         GenerationParams params;
@@ -341,7 +421,7 @@ void ChatController::regenerate(qint64 messageId) {
   const qint64 parent = m->role == storage::Role::assistant ? m->parent_id.value_or(0) : m->id;
   if (parent == 0) return;
   const storage::Message* user = messages_->find(parent);
-  if (user && !user->attachments.empty() && !models_->acceptsImages()) {
+  if (user && hasImages(*user) && !models_->acceptsImages()) {
     emit errorOccurred(models_->imagesRefusal());
     return;
   }
@@ -359,9 +439,10 @@ void ChatController::editAndResend(qint64 messageId, const QString& rawText) {
   setSending(true);
   const std::string model = models_->loadedDir().toStdString();
   const std::string content = text.toStdString();
-  // The edit keeps the original's images: copy them inside one store job.
-  store_->run<storage::Message>(
-      [messageId, content, model](storage::HistoryDb& db) -> storage::StoreResult<storage::Message> {
+  // The edit keeps the original's images and documents: read them in one store job, then
+  // assemble the edited question's context as for a new message.
+  store_->run<storage::NewMessage>(
+      [messageId, content, model](storage::HistoryDb& db) -> storage::StoreResult<storage::NewMessage> {
         DAY0_STORE_ASSIGN(original, db.message(messageId));
         storage::NewMessage edited;
         edited.conversation_id = original.conversation_id;
@@ -373,14 +454,18 @@ void ChatController::editAndResend(qint64 messageId, const QString& rawText) {
           DAY0_STORE_ASSIGN(bytes, db.attachment_data(a.sha256));
           edited.attachments.push_back({a.mime_type, a.file_name, std::move(bytes)});
         }
-        return db.add_message(edited);
+        return edited;
       },
-      onGui<storage::Message>([this](const auto& r) {
+      onGui<storage::NewMessage>([this](const auto& r) {
         if (!r.is_ok()) {
           setSending(false);
           return failed(tr("The edited message cannot be saved"), r.error());
         }
-        afterUserMessage(r.value());
+        std::vector<std::pair<std::string, std::string>> documents;
+        for (const auto& a : r.value().attachments)
+          if (is_document_mime(qs(a.mime_type))) documents.emplace_back(a.file_name, a.data);
+        withKnowledge(r.value(), std::move(documents),
+                      [this](storage::NewMessage ready) { storeUserMessage(ready, {}); });
       }));
 }
 
@@ -459,7 +544,18 @@ QVariantList ChatController::pendingAttachments() const {
   return list;
 }
 
+QVariantList ChatController::pendingDocuments() const {
+  QVariantList list;
+  for (const auto& d : pendingDocuments_)
+    list.append(document_for_qml(d.file_name, d.mime_type, d.data.size(), d.sha256));
+  return list;
+}
+
 int ChatController::attachData(const QByteArray& data, const QString& fileName) {
+  return looks_like_image(data) ? attachImage(data, fileName) : attachDocument(data, fileName);
+}
+
+int ChatController::attachImage(const QByteArray& data, const QString& fileName) {
   if (static_cast<int>(pending_.size()) >= kMaxImagesPerMessage) {
     emit errorOccurred(tr("A message can carry up to %1 images.").arg(kMaxImagesPerMessage));
     return 0;
@@ -477,22 +573,47 @@ int ChatController::attachData(const QByteArray& data, const QString& fileName) 
   return 1;
 }
 
+int ChatController::attachDocument(const QByteArray& data, const QString& fileName) {
+  if (static_cast<int>(pendingDocuments_.size()) >= kMaxDocumentsPerMessage) {
+    emit errorOccurred(tr("A message can carry up to %1 documents.").arg(kMaxDocumentsPerMessage));
+    return 0;
+  }
+  ValidatedDocument document = validate_document(data, fileName);
+  if (!document.error.isEmpty()) {
+    emit errorOccurred(document.error);
+    return 0;
+  }
+  for (const auto& d : pendingDocuments_)
+    if (d.sha256 == document.sha256) return 0;
+  pendingDocuments_.push_back(std::move(document));
+  emit pendingAttachmentsChanged();
+  return 1;
+}
+
 int ChatController::attachUrls(const QVariantList& urls) {
   int added = 0;
-  const ImageLimits limits;
+  const ImageLimits imageLimits;
+  const DocumentAttachmentLimits documentLimits;
+  const qint64 maxBytes =
+      std::max({imageLimits.max_bytes, documentLimits.max_pdf_bytes, documentLimits.max_text_bytes});
   for (const QVariant& v : urls) {
     const QUrl url = v.toUrl();
     const QString path = url.isLocalFile() ? url.toLocalFile() : v.toString();
     const QFileInfo info(path);
+    if (info.isDir()) {
+      emit errorOccurred(tr("%1 is a folder: add it under Knowledge (in the sidebar) to ask about its files.")
+                             .arg(info.fileName().isEmpty() ? path : info.fileName()));
+      continue;
+    }
     if (!info.isFile()) {
       emit errorOccurred(
           tr("%1 is not a file that can be attached.").arg(info.fileName().isEmpty() ? path : info.fileName()));
       continue;
     }
-    if (info.size() > limits.max_bytes) {
-      emit errorOccurred(tr("%1 is %2; images up to %3 can be attached.")
+    if (info.size() > maxBytes) {
+      emit errorOccurred(tr("%1 is %2; files up to %3 can be attached.")
                              .arg(info.fileName(), QLocale::c().formattedDataSize(info.size()),
-                                  QLocale::c().formattedDataSize(limits.max_bytes)));
+                                  QLocale::c().formattedDataSize(maxBytes)));
       continue;
     }
     QFile file(path);
@@ -500,7 +621,7 @@ int ChatController::attachUrls(const QVariantList& urls) {
       emit errorOccurred(tr("%1 cannot be read: %2").arg(info.fileName(), file.errorString()));
       continue;
     }
-    added += attachData(file.read(limits.max_bytes + 1), info.fileName());
+    added += attachData(file.read(maxBytes + 1), info.fileName());
   }
   return added;
 }
@@ -522,9 +643,33 @@ bool ChatController::pasteImage() {
     QVariantList urls;
     for (const QUrl& u : mime->urls())
       if (u.isLocalFile()) urls << u;
-    if (urls.isEmpty()) return false;
-    attachUrls(urls);
-    return true;
+    if (!urls.isEmpty()) {
+      attachUrls(urls);
+      return true;
+    }
+  }
+  if (mime->hasText()) {
+    const QString text = mime->text();
+    // Files copied in a file manager can arrive as text: one file:// URL a line.
+    const QStringList lines = text.split(u'\n', Qt::SkipEmptyParts);
+    QVariantList urls;
+    for (const QString& line : lines) {
+      const QUrl url(line.trimmed());
+      if (!url.isLocalFile()) {
+        urls.clear();
+        break;
+      }
+      urls << url;
+    }
+    if (!urls.isEmpty()) {
+      attachUrls(urls);
+      return true;
+    }
+    if (text.size() >= kLongPasteChars) {
+      if (attachDocument(text.toUtf8(), tr("pasted text.txt")) > 0)
+        emit noticeOccurred(tr("The long text you pasted is attached as a document."));
+      return true;
+    }
   }
   return false;
 }
@@ -536,6 +681,106 @@ void ChatController::removeAttachment(int index) {
   emit pendingAttachmentsChanged();
 }
 
+void ChatController::removeDocument(int index) {
+  if (index < 0 || index >= static_cast<int>(pendingDocuments_.size())) return;
+  pendingDocuments_.erase(pendingDocuments_.begin() + index);
+  emit pendingAttachmentsChanged();
+}
+
 void ChatController::copyText(const QString& text) { QGuiApplication::clipboard()->setText(text); }
+
+void ChatController::setKnowledge(KnowledgeController* knowledge) {
+  knowledge_ = knowledge;
+  if (knowledge_ == nullptr) return;
+  connect(knowledge_, &KnowledgeController::folderRemoved, this, [this](qint64 id) {
+    if (!enabledFolders_.contains(id)) return;
+    enabledFolders_.removeAll(id);
+    emit knowledgeChanged();
+    saveKnowledgeSettings();
+  });
+}
+
+QVariantList ChatController::knowledgeFolders() const {
+  QVariantList list;
+  for (const qint64 id : enabledFolders_) list << id;
+  return list;
+}
+
+void ChatController::setFolderEnabled(qint64 folderId, bool enabled) {
+  if (folderId <= 0 || enabledFolders_.contains(folderId) == enabled) return;
+  if (enabled)
+    enabledFolders_.append(folderId);
+  else
+    enabledFolders_.removeAll(folderId);
+  emit knowledgeChanged();
+  saveKnowledgeSettings();
+}
+
+void ChatController::setWholeFolders(bool whole) {
+  if (wholeFolders_ == whole) return;
+  wholeFolders_ = whole;
+  emit knowledgeChanged();
+  saveKnowledgeSettings();
+}
+
+nlohmann::json ChatController::withKnowledgeSettings(nlohmann::json settings) const {
+  if (!settings.is_object()) settings = nlohmann::json::object();
+  nlohmann::json ids = nlohmann::json::array();
+  for (const qint64 id : enabledFolders_) ids.push_back(id);
+  settings[kFoldersKey] = ids;
+  settings[kWholeKey] = wholeFolders_;
+  return settings;
+}
+
+void ChatController::applyConversationSettings(const nlohmann::json& settings) {
+  currentSettings_ = settings.is_object() ? settings : nlohmann::json::object();
+  QList<qint64> folders;
+  if (const auto it = currentSettings_.find(kFoldersKey); it != currentSettings_.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_number_integer() && v.get<std::int64_t>() > 0 && !folders.contains(v.get<std::int64_t>()))
+        folders.append(v.get<std::int64_t>());
+  const auto whole = currentSettings_.find(kWholeKey);
+  const bool wholeFolders = whole != currentSettings_.end() && whole->is_boolean() && whole->get<bool>();
+  if (folders == enabledFolders_ && wholeFolders == wholeFolders_) return;
+  enabledFolders_ = folders;
+  wholeFolders_ = wholeFolders;
+  emit knowledgeChanged();
+}
+
+void ChatController::saveKnowledgeSettings() {
+  if (currentId_ == 0) return;  // a new conversation takes them when it is created
+  currentSettings_ = withKnowledgeSettings(currentSettings_);
+  storage::ConversationPatch patch;
+  patch.settings = currentSettings_;
+  store_->update_conversation(currentId_, patch, onGui<storage::Ok>([this](const auto& r) {
+                                if (!r.is_ok()) failed(tr("The knowledge choice cannot be saved"), r.error());
+                              }));
+}
+
+bool ChatController::openSource(const QString& path, int line, int page) {
+  if (open_source(path, line, page)) return true;
+  emit errorOccurred(tr("%1 is no longer there.").arg(path));
+  return false;
+}
+
+void ChatController::openDocument(const QString& sha256, const QString& name, int line, int page) {
+  store_->attachment_data(
+      sha256.toStdString(), onGui<std::string>([this, name, line, page](const auto& r) {
+        if (!r.is_ok()) return failed(tr("The document cannot be opened"), r.error());
+        if (!openedDocuments_) openedDocuments_ = std::make_unique<QTemporaryDir>();
+        // Only the name's last part, so a stored name cannot point elsewhere.
+        QString file = QFileInfo(name).fileName();
+        if (file.isEmpty() || file.startsWith(u'.')) file = QStringLiteral("document") + file;
+        const QString path = openedDocuments_->filePath(file);
+        QFile out(path);
+        if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+            out.write(QByteArray::fromStdString(r.value())) != static_cast<qint64>(r.value().size())) {
+          emit errorOccurred(tr("The document cannot be written to %1.").arg(path));
+          return;
+        }
+        out.close();
+        open_source(path, line, page);
+      }));
+}
 
 }  // namespace day0::app

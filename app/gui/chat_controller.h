@@ -1,11 +1,16 @@
 #pragma once
 // The chat: the conversation sidebar, the visible branch of the open conversation, the
-// composer's pending images, and the life of a reply (stored as it streams). It joins the
+// composer's pending images and documents, the knowledge folders switched on for the
+// conversation, and the life of a reply (stored as it streams). A message sent with documents
+// or folders is stored with the context assembled for it (the excerpts and their sources), and
+// every later prompt puts that same context before its text. It joins the
 // history (storage::HistoryStore, on its own thread) and the engine (EngineBridge): every
 // store call returns at once and its result comes back here as a queued call on the GUI
 // thread, so the view-models change only on the GUI thread.
+#include <QList>
 #include <QObject>
 #include <QSet>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QUrl>
 #include <QVariantList>
@@ -14,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "gui/document_attachments.h"
 #include "gui/image_attachments.h"
 #include "storage/history_store.h"
 
@@ -22,6 +28,7 @@ namespace day0::app {
 class AppSettings;
 class ConversationListModel;
 class EngineBridge;
+class KnowledgeController;
 class MessageListModel;
 class ModelManager;
 struct GenerationOutcome;
@@ -34,6 +41,11 @@ class ChatController : public QObject {
   Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChanged)
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   Q_PROPERTY(QVariantList pendingAttachments READ pendingAttachments NOTIFY pendingAttachmentsChanged)
+  Q_PROPERTY(QVariantList pendingDocuments READ pendingDocuments NOTIFY pendingAttachmentsChanged)
+  // Ids of the knowledge folders switched on for the open (or the next new) conversation.
+  Q_PROPERTY(QVariantList knowledgeFolders READ knowledgeFolders NOTIFY knowledgeChanged)
+  // Whether a folder goes into the prompt whole when it fits (otherwise its best chunks).
+  Q_PROPERTY(bool wholeFolders READ wholeFolders WRITE setWholeFolders NOTIFY knowledgeChanged)
   Q_PROPERTY(QString searchQuery READ searchQuery WRITE setSearchQuery NOTIFY searchChanged)
   Q_PROPERTY(QString undoText READ undoText NOTIFY undoChanged)
   Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
@@ -51,6 +63,12 @@ class ChatController : public QObject {
   QString currentTitle() const { return currentTitle_; }
   bool generating() const { return sending_ || replyId_ != 0; }
   QVariantList pendingAttachments() const;
+  QVariantList pendingDocuments() const;
+  QVariantList knowledgeFolders() const;
+  bool wholeFolders() const { return wholeFolders_; }
+  void setWholeFolders(bool whole);
+  // The knowledge folders and their index; without it messages carry attached documents only.
+  void setKnowledge(KnowledgeController* knowledge);
   QString searchQuery() const { return searchQuery_; }
   QString undoText() const { return undoText_; }
   QString databasePath() const { return databasePath_; }
@@ -79,13 +97,21 @@ class ChatController : public QObject {
   void setSearchQuery(const QString& query);
   Q_INVOKABLE void refreshConversations();
 
-  // Validates and adds images to the composer; returns how many were added (errorOccurred
-  // names each refused file).
+  // Validates and adds images and documents (text, Markdown, code, PDF) to the composer;
+  // returns how many were added (errorOccurred names each refused file).
   Q_INVOKABLE int attachUrls(const QVariantList& urls);
   int attachData(const QByteArray& data, const QString& fileName);
-  // Attaches the clipboard's image (or image files); false when it holds none.
+  // Attaches what the clipboard holds when it is not plain short text: an image, files (also
+  // as a list of file URLs in text), or a long text as a document. False when it did nothing
+  // (the text field pastes as usual).
   Q_INVOKABLE bool pasteImage();
   Q_INVOKABLE void removeAttachment(int index);
+  Q_INVOKABLE void removeDocument(int index);
+  Q_INVOKABLE void setFolderEnabled(qint64 folderId, bool enabled);
+  // Opens a cited file at its line (or a PDF at its page) with the desktop's program for it.
+  Q_INVOKABLE bool openSource(const QString& path, int line, int page);
+  // Opens a document stored in the history (written to a private temporary folder first).
+  Q_INVOKABLE void openDocument(const QString& sha256, const QString& name, int line = 0, int page = 0);
   Q_INVOKABLE void copyText(const QString& text);
 
  signals:
@@ -93,6 +119,7 @@ class ChatController : public QObject {
   void generatingChanged();
   void pendingAttachmentsChanged();
   void searchChanged();
+  void knowledgeChanged();
   void undoChanged();
   void errorOccurred(const QString& message);
   void noticeOccurred(const QString& message);
@@ -109,6 +136,16 @@ class ChatController : public QObject {
   void ensureConversation(const QString& titleHint, std::function<void(qint64)> then);
   void startReply(qint64 conversationId, qint64 parentId);
   void afterUserMessage(const storage::Message& message);
+  // Assembles the knowledge context of `message` (documents, enabled folders) and passes the
+  // message with it to `then`; without documents or folders, passes it on at once.
+  void withKnowledge(storage::NewMessage message, std::vector<std::pair<std::string, std::string>> documents,
+                     std::function<void(storage::NewMessage)> then);
+  void storeUserMessage(const storage::NewMessage& message, const QStringList& pendingShas);
+  int attachImage(const QByteArray& data, const QString& fileName);
+  int attachDocument(const QByteArray& data, const QString& fileName);
+  nlohmann::json withKnowledgeSettings(nlohmann::json settings) const;
+  void applyConversationSettings(const nlohmann::json& settings);
+  void saveKnowledgeSettings();
   void onText(quint64 request, const QString& content, const QString& reasoning);
   void onFinished(const GenerationOutcome& outcome);
   void setSending(bool sending);
@@ -127,6 +164,12 @@ class ChatController : public QObject {
   QString currentTitle_;
   bool sending_ = false;
   std::vector<ValidatedImage> pending_;
+  std::vector<ValidatedDocument> pendingDocuments_;
+  KnowledgeController* knowledge_ = nullptr;
+  QList<qint64> enabledFolders_;
+  bool wholeFolders_ = false;
+  nlohmann::json currentSettings_ = nlohmann::json::object();
+  std::unique_ptr<QTemporaryDir> openedDocuments_;
   QString searchQuery_;
 
   // The streaming reply.

@@ -38,7 +38,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
     } else if (a == "--model" || a == "--data-dir" || a == "--theme" || a == "--page") {
       if (i + 1 >= args.size()) {
         options.error = a + (a == "--theme"  ? " needs light, dark or system"
-                             : a == "--page" ? " needs chat, models, remote or settings"
+                             : a == "--page" ? " needs chat, models, remote, settings, knowledge or knowledge-panel"
                                              : " needs a folder");
         return options;
       }
@@ -59,15 +59,15 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   if (!options.theme.empty() && options.theme != "light" && options.theme != "dark" && options.theme != "system")
     options.error = "--theme must be light, dark or system";
   if (!options.page.empty() && options.page != "chat" && options.page != "models" && options.page != "remote" &&
-      options.page != "settings")
-    options.error = "--page must be chat, models, remote or settings";
+      options.page != "settings" && options.page != "knowledge" && options.page != "knowledge-panel")
+    options.error = "--page must be chat, models, remote, settings, knowledge or knowledge-panel";
   if (!options.page.empty() && !options.selftest) options.error = "--page needs --selftest";
   return options;
 }
 
 std::string gui_usage() {
   return "usage: day0 [--model DIR] [--data-dir DIR] [--theme light|dark|system] [--version]\n"
-         "            [--selftest [--screenshot FILE.png] [--page chat|models|remote|settings]]\n"
+         "            [--selftest [--screenshot FILE.png] [--page P]]\n"
          "  --model DIR     open this model folder at start\n"
          "  --data-dir DIR  keep the history (history.db) and settings (day0.ini) in DIR\n"
          "  --theme T       set the theme: light, dark or system\n"
@@ -76,7 +76,9 @@ std::string gui_usage() {
          "                  send a message, wait for the streamed reply, and exit 0 only if all of that\n"
          "                  worked; it uses a temporary data folder unless --data-dir is given\n"
          "  --screenshot F  with --selftest, save the window as a PNG once the reply is in\n"
-         "  --page P        with --selftest, show the chat, the model manager, its server form or the settings\n";
+         "  --page P        with --selftest, show the chat, the model manager, its server form, the settings,\n"
+         "                  a chat that asks a small indexed folder and shows the sources (knowledge),\n"
+         "                  or the knowledge folders (knowledge-panel)\n";
 }
 
 std::optional<std::string> missing_display_reason() {

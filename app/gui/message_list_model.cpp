@@ -3,7 +3,9 @@
 #include <QVariantMap>
 #include <algorithm>
 
+#include "gui/document_attachments.h"
 #include "gui/markdown_blocks.h"
+#include "knowledge/context.h"
 
 namespace day0::app {
 namespace {
@@ -13,11 +15,34 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 QVariantList attachments_for_qml(const std::vector<storage::Attachment>& attachments) {
   QVariantList list;
   for (const auto& a : attachments) {
+    if (is_document_mime(qs(a.mime_type))) continue;
     list.append(QVariantMap{{QStringLiteral("source"), QStringLiteral("image://day0/") + qs(a.sha256)},
                             {QStringLiteral("sha256"), qs(a.sha256)},
                             {QStringLiteral("name"), qs(a.file_name)},
                             {QStringLiteral("mimeType"), qs(a.mime_type)},
                             {QStringLiteral("size"), static_cast<qlonglong>(a.size)}});
+  }
+  return list;
+}
+
+QVariantList documents_for_qml(const std::vector<storage::Attachment>& attachments) {
+  QVariantList list;
+  for (const auto& a : attachments)
+    if (is_document_mime(qs(a.mime_type)))
+      list.append(document_for_qml(qs(a.file_name), qs(a.mime_type), a.size, qs(a.sha256)));
+  return list;
+}
+
+QVariantList sources_for_qml(const nlohmann::json& sources) {
+  QVariantList list;
+  if (!sources.is_array() || sources.empty()) return list;
+  for (const auto& c : knowledge::citations_from_json(sources.dump())) {
+    list.append(QVariantMap{{QStringLiteral("number"), c.number},
+                            {QStringLiteral("label"), qs(c.label)},
+                            {QStringLiteral("path"), qs(c.path)},
+                            {QStringLiteral("line"), c.first_line},
+                            {QStringLiteral("page"), c.page},
+                            {QStringLiteral("attachment"), c.attachment}});
   }
   return list;
 }
@@ -54,7 +79,9 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
           {BranchCountRole, "branchCount"},
           {AttachmentsRole, "attachments"},
           {StatsRole, "stats"},
-          {CreatedAtRole, "createdAt"}};
+          {CreatedAtRole, "createdAt"},
+          {DocumentsRole, "documents"},
+          {SourcesRole, "sources"}};
 }
 
 QVariant MessageListModel::data(const QModelIndex& index, int role) const {
@@ -92,6 +119,10 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
       return format_reply_stats(m.stats);
     case CreatedAtRole:
       return static_cast<qlonglong>(m.created_at);
+    case DocumentsRole:
+      return documents_for_qml(m.attachments);
+    case SourcesRole:
+      return sources_for_qml(m.sources);
     default:
       return {};
   }

@@ -33,6 +33,8 @@ class MessageListModel : public QAbstractListModel {
     AttachmentsRole,
     StatsRole,
     CreatedAtRole,
+    DocumentsRole,  // attached documents (AttachmentsRole holds the images)
+    SourcesRole,    // the knowledge sources the message was sent with, as cited: [n] label
   };
 
   explicit MessageListModel(QObject* parent = nullptr);

@@ -1,14 +1,18 @@
 #include "gui/selftest.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QQuickWindow>
 #include <cstdio>
 
 #include "bridge/engine_bridge.h"
 #include "gui/app_controller.h"
+#include "gui/app_settings.h"
 #include "gui/chat_controller.h"
 #include "gui/conversation_list_model.h"
+#include "gui/knowledge_controller.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
 
@@ -17,6 +21,24 @@ namespace day0::app {
 namespace {
 constexpr int kDeadlineMs = 120'000;
 const char* const kPrompt = "Hello! In two sentences, what is a Mixture-of-Experts model?";
+
+// The knowledge page's folder: a few notes and a source file about the question.
+const struct {
+  const char* path;
+  const char* text;
+} kNotes[] = {
+    {"README.md", "# Model notes\n\nReading notes on sparse models, and a toy router.\n"},
+    {"notes/mixture-of-experts.md",
+     "# Mixture-of-Experts\n\nA Mixture-of-Experts (MoE) model replaces each feed-forward block with many\n"
+     "experts and a router. For every token the router picks a few experts (top-k), so only a\n"
+     "small part of the weights is active per token: a large model at the cost of a small one.\n\n"
+     "# Experts in MXFP4\n\ngpt-oss and GLM ship their experts in MXFP4: 4-bit values with one shared\n"
+     "exponent per block of 32.\n"},
+    {"src/router.py",
+     "import numpy as np\n\n\ndef route(logits, k=4):\n    \"\"\"Top-k routing of one token over the experts.\"\"\"\n"
+     "    top = np.argsort(logits)[-k:][::-1]\n    weights = np.exp(logits[top] - logits[top].max())\n"
+     "    return top, weights / weights.sum()\n"},
+};
 }  // namespace
 
 SelfTest::SelfTest(QQuickWindow* window, AppController* controller, QString screenshot, QString page, QObject* parent)
@@ -58,6 +80,7 @@ void SelfTest::start() {
     });
     chat->refreshConversations();
   });
+  if (page_.startsWith(QLatin1String("knowledge"))) prepareKnowledge();
   if (models->loaded()) {
     sendMessage();
   } else if (!models->loading()) {
@@ -67,8 +90,33 @@ void SelfTest::start() {
   }
 }
 
+void SelfTest::prepareKnowledge() {
+  knowledgeReady_ = false;
+  const QDir root(controller_->settings()->activeDataFolder() + QStringLiteral("/selftest-notes/model-notes"));
+  for (const auto& note : kNotes) {
+    const QString path = root.filePath(QString::fromLatin1(note.path));
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(note.text) < 0)
+      return finishWith(QStringLiteral("cannot write ") + path);
+  }
+  // A document attached to the message, beside the folder.
+  controller_->chat()->attachData(
+      QByteArrayLiteral("Reading list\n\n- Shazeer et al., Outrageously Large Neural Networks (2017)\n"
+                        "- Fedus et al., Switch Transformers (2021)\n"),
+      QStringLiteral("reading-list.txt"));
+  KnowledgeController* knowledge = controller_->knowledge();
+  connect(knowledge, &KnowledgeController::folderIndexed, this, [this](qint64 id, bool ok) {
+    if (!ok) return finishWith(QStringLiteral("the notes folder was not indexed"));
+    controller_->chat()->setFolderEnabled(id, true);
+    knowledgeReady_ = true;
+    if (controller_->models()->loaded()) sendMessage();
+  });
+  knowledge->addFolder(root.absolutePath());
+}
+
 void SelfTest::sendMessage() {
-  if (sent_ || done_) return;
+  if (sent_ || done_ || !knowledgeReady_) return;
   sent_ = true;
   // The folder is printed so an installed copy can be seen to use its own share/day0, not a source tree.
   const ModelManager* models = controller_->models();

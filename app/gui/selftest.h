@@ -22,6 +22,8 @@ class SelfTest : public QObject {
 
  private:
   void sendMessage();
+  // The knowledge page: a small folder of notes is written, indexed and switched on first.
+  void prepareKnowledge();
   void finishWith(const QString& failure);
   void capture();
 
@@ -32,6 +34,7 @@ class SelfTest : public QObject {
   QTimer deadline_;
   QElapsedTimer clock_;
   bool sent_ = false;
+  bool knowledgeReady_ = true;
   bool done_ = false;
   qint64 streamedChunks_ = 0;
 };

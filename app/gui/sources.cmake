@@ -9,8 +9,12 @@ target_sources(day0_app PRIVATE
   gui/chat_controller.h
   gui/conversation_list_model.cpp
   gui/conversation_list_model.h
+  gui/document_attachments.cpp
+  gui/document_attachments.h
   gui/image_attachments.cpp
   gui/image_attachments.h
+  gui/knowledge_controller.cpp
+  gui/knowledge_controller.h
   gui/markdown_blocks.cpp
   gui/markdown_blocks.h
   gui/message_list_model.cpp
@@ -21,6 +25,8 @@ target_sources(day0_app PRIVATE
   gui/selftest.h
   gui/server_controller.cpp
   gui/server_controller.h
+  gui/source_opener.cpp
+  gui/source_opener.h
 )
 target_link_libraries(day0_app PUBLIC day0_storage day0_server day0_remote)
 target_compile_definitions(day0_app PRIVATE DAY0_RESOURCES_DIR="${PROJECT_SOURCE_DIR}/resources")

@@ -7,10 +7,22 @@ if(DAY0_BUILD_GUI)
     LIBS day0_app PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
   day0_add_test(test_gui_window SOURCES gui/test_gui_window.cpp LABEL integration
     LIBS day0_app day0_uiplugin Qt6::QuickControls2)
+  day0_add_test(test_gui_knowledge SOURCES gui/test_gui_knowledge.cpp LABEL integration LIBS day0_app)
+  day0_add_test(test_source_opener SOURCES gui/test_source_opener.cpp LABEL unit LIBS day0_app)
   add_test(NAME day0_selftest COMMAND day0 --selftest)
   set_tests_properties(day0_selftest PROPERTIES
     LABELS integration
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/tests/selftest-data"
     PASS_REGULAR_EXPRESSION "day0 --selftest: ok"
     TIMEOUT 180)
+  add_test(NAME day0_selftest_knowledge COMMAND day0 --selftest --page knowledge)
+  set_tests_properties(day0_selftest_knowledge PROPERTIES
+    LABELS integration
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;XDG_DATA_HOME=${CMAKE_BINARY_DIR}/tests/selftest-data"
+    PASS_REGULAR_EXPRESSION "day0 --selftest: ok"
+    TIMEOUT 180)
 endif()
+
+# Context assembly needs no Qt GUI: the knowledge library and a real tokenizer from the engine.
+day0_add_test(test_knowledge_context SOURCES gui/test_knowledge_context.cpp LABEL unit
+  LIBS day0_knowledge day0_engine)
