@@ -83,7 +83,19 @@ bool open_index_db(Db& db, const std::filesystem::path& path, std::string* error
     return false;
   }
   if (version == 0) {
+    // Another connection may have created the schema since the check above: look again
+    // inside the write transaction, which only one connection holds at a time.
     Transaction t(db);
+    std::int64_t now = 0;
+    if (!t.begun() || !read_int(db, "PRAGMA user_version", &now, &why)) {
+      *error = "cannot create the knowledge index " + name + ": " + (why.empty() ? db.message() : why);
+      return false;
+    }
+    if (now != 0) {
+      if (t.commit(&why)) return true;
+      *error = "cannot open the knowledge index " + name + ": " + why;
+      return false;
+    }
     if (!db.exec(kSchema, &why) ||
         !db.exec("PRAGMA application_id=" + std::to_string(kApplicationId) +
                      "; PRAGMA user_version=" + std::to_string(kIndexSchemaVersion),

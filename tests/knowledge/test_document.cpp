@@ -8,6 +8,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <poppler/cpp/poppler-document.h>
+#include <poppler/cpp/poppler-page.h>
+
+#include <memory>
+
 #include "knowledge/document.h"
 #include "knowledge/text_util.h"
 
@@ -156,6 +161,15 @@ class TestDocument : public QObject {
     auto r = read_document(kData / "hostile" / "encrypted.pdf");
     QVERIFY(!r.ok);
     QCOMPARE(r.reason, std::string("encrypted PDF (it needs a password)"));
+    // The file really is encrypted (RC4, revision 2): with its password poppler reads it.
+    std::ifstream in(kData / "hostile" / "encrypted.pdf", std::ios::binary);
+    const std::string bytes(std::istreambuf_iterator<char>(in), {});
+    std::unique_ptr<poppler::document> pdf(
+        poppler::document::load_from_raw_data(bytes.data(), int(bytes.size()), "", "tidepool"));
+    QVERIFY(pdf && !pdf->is_locked());
+    std::unique_ptr<poppler::page> page(pdf->create_page(0));
+    const auto text = page->text().to_utf8();
+    QVERIFY(std::string(text.begin(), text.end()).find("Tax return checklist") != std::string::npos);
     r = read_document(kData / "hostile" / "damaged.pdf");
     QVERIFY(!r.ok);
     QVERIFY2(r.reason.starts_with("damaged PDF"), r.reason.c_str());

@@ -9,6 +9,7 @@
 #include <QtTest>
 #include <atomic>
 #include <set>
+#include <thread>
 
 #include "knowledge/index.h"
 #include "knowledge_test_util.h"
@@ -240,6 +241,38 @@ class TestIndex : public QObject {
     QCOMPARE(hits.front().relative_path, std::string("lease-agreement.pdf"));
     QCOMPARE(hits.front().page, 2);
     QVERIFY(hits.front().text.find("escrow") != std::string::npos);
+  }
+
+  void indexingAndSearchingFromTwoThreads() {
+    // One connection per thread, as the header asks: both open the new file at once (one
+    // creates the schema), one indexes while the other keeps searching.
+    QTemporaryDir dir;
+    const fs::path db = fs::path(dir.path().toStdString()) / "k.db";
+    std::atomic<bool> done{false};
+    std::atomic<int> searches{0}, failures{0};
+    std::string indexer_error;
+    std::thread indexer([&] {
+      auto kb = KnowledgeIndex::open(db);
+      if (!kb.ok()) {
+        indexer_error = kb.error.message;
+      } else if (auto f = (*kb.value)->add_folder(knowledge_data() / "repo"); !f.ok()) {
+        indexer_error = f.error.message;
+      } else if (auto r = (*kb.value)->index_folder(f.value->id); !r.ok()) {
+        indexer_error = r.error.message;
+      }
+      done = true;
+    });
+    auto kb = KnowledgeIndex::open(db);
+    QVERIFY2(kb.ok(), kb.error.message.c_str());
+    while (!done) {
+      failures += !(*kb.value)->search("frost alert temperature").ok();
+      ++searches;
+    }
+    indexer.join();
+    QVERIFY2(indexer_error.empty(), indexer_error.c_str());
+    QCOMPARE(failures.load(), 0);
+    QVERIFY(searches > 0);
+    QVERIFY(!(*kb.value)->search("frost alert temperature").value->empty());
   }
 
   void refusesWhatIsNotAnIndex() {
