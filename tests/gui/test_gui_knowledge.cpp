@@ -301,6 +301,28 @@ class TestGuiKnowledge : public QObject {
     QCOMPARE(again, firstPrompt);
   }
 
+  // The notice after indexing counts what was skipped, by reason.
+  void skippedFilesAreCounted() {
+    QTemporaryDir tmp;
+    QVERIFY(QDir().mkpath(tmp.filePath("folder")));
+    QVERIFY(!write(tmp.filePath("folder/notes.md"), "# Notes\n\nSome text.\n").isEmpty());
+    QByteArray elf(
+        "\x7f"
+        "ELF\x02\x01\x01",
+        7);
+    elf.append(QByteArray(4000, '\0'));
+    QVERIFY(!write(tmp.filePath("folder/tool"), elf).isEmpty());
+    QVERIFY(!write(tmp.filePath("folder/blob.txt"), QByteArray(3000, '\0')).isEmpty());
+    auto app = makeApp(tmp.path());
+    QSignalSpy indexed(app->knowledge(), &KnowledgeController::folderIndexed);
+    QSignalSpy notices(app->knowledge(), &KnowledgeController::noticeOccurred);
+    app->knowledge()->addFolder(tmp.filePath("folder"));
+    QVERIFY(indexed.wait(kWaitMs));
+    QVERIFY(!notices.isEmpty());
+    const QString notice = notices.last().at(0).toString();
+    QVERIFY2(notice.startsWith("folder is indexed: 1 file, 1 chunk; 2 skipped (2 binary)"), qPrintable(notice));
+  }
+
   void wholeFolderGoesInWhenItFits() {
     QTemporaryDir tmp;
     auto app = makeApp(tmp.path());
