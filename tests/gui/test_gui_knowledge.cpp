@@ -156,12 +156,29 @@ class TestGuiKnowledge : public QObject {
     QCOMPARE(row(m, 0, MessageListModel::AttachmentsRole).toList().size(), 0);  // no images
     QCOMPARE(row(m, 0, MessageListModel::SourcesRole).toList().size(), 4);
 
+    // Edit and resend keeps the documents and assembles the edited question's context.
+    const qint64 userId = row(m, 0, MessageListModel::MessageIdRole).toLongLong();
+    QString edited;
+    auto tap = connect(app->bridge(), &EngineBridge::promptSubmitted, this,
+                       [&](quint64, const QString& p, qint64) { edited = p; });
+    QSignalSpy editFinished(chat, &ChatController::replyFinished);
+    chat->editAndResend(userId, "Only the milk, please.");
+    QVERIFY(editFinished.wait(kWaitMs));
+    disconnect(tap);
+    QVERIFY(edited.contains("[1] notes.txt (attached)\n```\nRemember the milk.\n```\n"));
+    QVERIFY(edited.contains("Only the milk, please."));
+    QVERIFY(!edited.contains("What do these say?"));
+    QCOMPARE(row(m, 0, MessageListModel::DocumentsRole).toList().size(), 4);
+    QCOMPARE(row(m, 0, MessageListModel::BranchCountRole).toInt(), 2);
+    QCOMPARE(blobCount(chat), std::int64_t{4});
+    chat->switchBranch(row(m, 0, MessageListModel::MessageIdRole).toLongLong(), -1);
+
     // The same file again, in a later message: stored once.
     QCOMPARE(blobCount(chat), std::int64_t{4});
     QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(notes)}), 1);
     QVERIFY(!sendAndCapture(*app, "And this one again?").isEmpty());
     QCOMPARE(blobCount(chat), std::int64_t{4});
-    QCOMPARE(stored(chat, chat->currentConversationId()).size(), std::size_t{4});
+    QCOMPARE(stored(chat, chat->currentConversationId()).size(), std::size_t{6});
   }
 
   void longPastesAndFileListsBecomeAttachments() {
