@@ -250,6 +250,7 @@ class TestIndex : public QObject {
     const fs::path db = fs::path(dir.path().toStdString()) / "k.db";
     std::atomic<bool> done{false};
     std::atomic<int> searches{0}, failures{0};
+    std::atomic<bool> searched_during{false};
     std::string indexer_error;
     std::thread indexer([&] {
       auto kb = KnowledgeIndex::open(db);
@@ -257,8 +258,16 @@ class TestIndex : public QObject {
         indexer_error = kb.error.message;
       } else if (auto f = (*kb.value)->add_folder(knowledge_data() / "repo"); !f.ok()) {
         indexer_error = f.error.message;
-      } else if (auto r = (*kb.value)->index_folder(f.value->id); !r.ok()) {
-        indexer_error = r.error.message;
+      } else {
+        // Halfway through, wait until the other thread has searched while this one indexes.
+        const auto halfway = [&](const IndexProgress& p) {
+          if (p.files_done != 15) return;
+          const int before = searches;
+          for (int i = 0; i < 5000 && searches <= before + 1; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          searched_during = searches > before + 1;
+        };
+        if (auto r = (*kb.value)->index_folder(f.value->id, {}, halfway); !r.ok()) indexer_error = r.error.message;
       }
       done = true;
     });
@@ -271,7 +280,7 @@ class TestIndex : public QObject {
     indexer.join();
     QVERIFY2(indexer_error.empty(), indexer_error.c_str());
     QCOMPARE(failures.load(), 0);
-    QVERIFY(searches > 0);
+    QVERIFY(searched_during);
     QVERIFY(!(*kb.value)->search("frost alert temperature").value->empty());
   }
 
