@@ -10,3 +10,4 @@ day0_add_test(test_knowledge_gitignore SOURCES knowledge/test_gitignore.cpp LABE
 day0_add_test(test_knowledge_hostile SOURCES knowledge/test_hostile.cpp LABEL unit LIBS day0_knowledge)
 day0_add_test(test_knowledge_cli SOURCES knowledge/test_docs_cli.cpp LABEL integration)
 add_dependencies(test_knowledge_cli day0-cli)
+day0_add_test(test_knowledge_query SOURCES knowledge/test_query.cpp LABEL unit LIBS day0_knowledge)
