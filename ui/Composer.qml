@@ -12,8 +12,9 @@ Rectangle {
     required property QtObject models
     required property QtObject knowledge
     property alias input: input
-    readonly property bool canSend: !chat.generating && (input.text.trim().length > 0 || chat.pendingAttachments.length > 0
-                                                         || chat.pendingDocuments.length > 0)
+    readonly property bool canSend: !chat.generating && chat.readingDocuments === 0
+                                    && (input.text.trim().length > 0 || chat.pendingAttachments.length > 0
+                                        || chat.pendingDocuments.length > 0)
     signal openKnowledge()
 
     function send() {
@@ -215,7 +216,9 @@ Rectangle {
             }
             Label {
                 Layout.fillWidth: true
-                text: composer.chat.generating ? qsTr("Writing… Esc stops") : qsTr("Enter to send · Shift+Enter for a new line")
+                text: composer.chat.generating ? qsTr("Writing… Esc stops")
+                      : composer.chat.readingDocuments > 0 ? qsTr("Reading the attached documents…")
+                      : qsTr("Enter to send · Shift+Enter for a new line")
                 color: Theme.textFaint
                 font.pixelSize: 12
                 elide: Text.ElideRight

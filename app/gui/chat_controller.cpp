@@ -2,6 +2,7 @@
 
 #include <QBuffer>
 #include <QClipboard>
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -9,6 +10,8 @@
 #include <QLocale>
 #include <QMetaObject>
 #include <QMimeData>
+#include <QPointer>
+#include <QThreadPool>
 #include <algorithm>
 
 #include "bridge/engine_bridge.h"
@@ -25,6 +28,8 @@ namespace {
 
 constexpr int kMaxImagesPerMessage = 8;
 constexpr int kMaxDocumentsPerMessage = 10;
+// Documents larger than this are read and checked on a pool thread, not the GUI thread.
+constexpr qsizetype kReadInBackgroundBytes = 2 << 20;
 constexpr int kUndoMs = 8000;
 // Pasted text this long becomes an attached document rather than text in the composer.
 constexpr int kLongPasteChars = 10000;
@@ -216,6 +221,10 @@ bool ChatController::send(const QString& rawText) {
   if (text.isEmpty() && pending_.empty() && pendingDocuments_.empty()) return false;
   if (generating()) {
     emit errorOccurred(tr("A reply is still being written: wait for it or press Stop."));
+    return false;
+  }
+  if (readingDocuments_ > 0) {
+    emit errorOccurred(tr("An attached document is still being read: send again in a moment."));
     return false;
   }
   if (pending_.empty() && pendingDocuments_.empty() && !models_->loaded()) {
@@ -574,11 +583,31 @@ int ChatController::attachImage(const QByteArray& data, const QString& fileName)
 }
 
 int ChatController::attachDocument(const QByteArray& data, const QString& fileName) {
-  if (static_cast<int>(pendingDocuments_.size()) >= kMaxDocumentsPerMessage) {
+  if (static_cast<int>(pendingDocuments_.size()) + readingDocuments_ >= kMaxDocumentsPerMessage) {
     emit errorOccurred(tr("A message can carry up to %1 documents.").arg(kMaxDocumentsPerMessage));
     return 0;
   }
-  ValidatedDocument document = validate_document(data, fileName);
+  if (data.size() <= kReadInBackgroundBytes) return addDocument(validate_document(data, fileName));
+  // A large file (a long PDF takes seconds) is read on a pool thread; its chip appears when
+  // it has been checked. The QPointer drops the result when the chat is gone by then.
+  ++readingDocuments_;
+  emit readingDocumentsChanged();
+  QThreadPool::globalInstance()->start([chat = QPointer<ChatController>(this), data, fileName]() {
+    ValidatedDocument document = validate_document(data, fileName);
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [chat, document = std::move(document)]() mutable {
+          if (!chat) return;
+          --chat->readingDocuments_;
+          emit chat->readingDocumentsChanged();
+          chat->addDocument(std::move(document));
+        },
+        Qt::QueuedConnection);
+  });
+  return 0;
+}
+
+int ChatController::addDocument(ValidatedDocument document) {
   if (!document.error.isEmpty()) {
     emit errorOccurred(document.error);
     return 0;

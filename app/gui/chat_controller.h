@@ -42,6 +42,8 @@ class ChatController : public QObject {
   Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
   Q_PROPERTY(QVariantList pendingAttachments READ pendingAttachments NOTIFY pendingAttachmentsChanged)
   Q_PROPERTY(QVariantList pendingDocuments READ pendingDocuments NOTIFY pendingAttachmentsChanged)
+  // Large documents still being read and checked in the background (send waits for them).
+  Q_PROPERTY(int readingDocuments READ readingDocuments NOTIFY readingDocumentsChanged)
   // Ids of the knowledge folders switched on for the open (or the next new) conversation.
   Q_PROPERTY(QVariantList knowledgeFolders READ knowledgeFolders NOTIFY knowledgeChanged)
   // Whether a folder goes into the prompt whole when it fits (otherwise its best chunks).
@@ -64,6 +66,7 @@ class ChatController : public QObject {
   bool generating() const { return sending_ || replyId_ != 0; }
   QVariantList pendingAttachments() const;
   QVariantList pendingDocuments() const;
+  int readingDocuments() const { return readingDocuments_; }
   QVariantList knowledgeFolders() const;
   bool wholeFolders() const { return wholeFolders_; }
   void setWholeFolders(bool whole);
@@ -98,7 +101,8 @@ class ChatController : public QObject {
   Q_INVOKABLE void refreshConversations();
 
   // Validates and adds images and documents (text, Markdown, code, PDF) to the composer;
-  // returns how many were added (errorOccurred names each refused file).
+  // returns how many were added (errorOccurred names each refused file). Documents over 2 MiB
+  // are read in the background: they are not counted, and appear (or are refused) later.
   Q_INVOKABLE int attachUrls(const QVariantList& urls);
   int attachData(const QByteArray& data, const QString& fileName);
   // Attaches what the clipboard holds when it is not plain short text: an image, files (also
@@ -120,6 +124,7 @@ class ChatController : public QObject {
   void pendingAttachmentsChanged();
   void searchChanged();
   void knowledgeChanged();
+  void readingDocumentsChanged();
   void undoChanged();
   void errorOccurred(const QString& message);
   void noticeOccurred(const QString& message);
@@ -143,6 +148,7 @@ class ChatController : public QObject {
   void storeUserMessage(const storage::NewMessage& message, const QStringList& pendingShas);
   int attachImage(const QByteArray& data, const QString& fileName);
   int attachDocument(const QByteArray& data, const QString& fileName);
+  int addDocument(ValidatedDocument document);
   nlohmann::json withKnowledgeSettings(nlohmann::json settings) const;
   void applyConversationSettings(const nlohmann::json& settings);
   void saveKnowledgeSettings();
@@ -165,6 +171,7 @@ class ChatController : public QObject {
   bool sending_ = false;
   std::vector<ValidatedImage> pending_;
   std::vector<ValidatedDocument> pendingDocuments_;
+  int readingDocuments_ = 0;
   KnowledgeController* knowledge_ = nullptr;
   QList<qint64> enabledFolders_;
   bool wholeFolders_ = false;

@@ -123,6 +123,7 @@ class TestGuiKnowledge : public QObject {
     for (const auto& r : refused) {
       errors.clear();
       QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(r.path)}), 0);
+      QTRY_COMPARE_WITH_TIMEOUT(chat->readingDocuments(), 0, kWaitMs);  // the large one is read in the background
       QCOMPARE(errors.count(), 1);
       const QString message = errors.at(0).at(0).toString();
       QVERIFY2(message.contains(QFileInfo(r.path).fileName()), qPrintable(message));
@@ -179,6 +180,34 @@ class TestGuiKnowledge : public QObject {
     QVERIFY(!sendAndCapture(*app, "And this one again?").isEmpty());
     QCOMPARE(blobCount(chat), std::int64_t{4});
     QCOMPARE(stored(chat, chat->currentConversationId()).size(), std::size_t{6});
+  }
+
+  // Large documents are read on a pool thread: attaching returns at once, send waits, and the
+  // chip (or the refusal) comes when the check is done.
+  void largeDocumentsAreReadInTheBackground() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QSignalSpy errors(chat, &ChatController::errorOccurred);
+    QByteArray big;
+    while (big.size() < (3 << 20)) big += "A long line of plain text that fills the file up to three mebibytes.\n";
+    const QString text = write(tmp.filePath("big.txt"), big);
+    QByteArray bad = big;
+    bad[1 << 20] = '\0';
+    const QString binary = write(tmp.filePath("bad.txt"), bad);
+    QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(text), QUrl::fromLocalFile(binary)}), 0);
+    QCOMPARE(chat->readingDocuments(), 2);
+    QVERIFY(!chat->send("now"));
+    QVERIFY(errors.last().at(0).toString().contains("still being read"));
+    QTRY_COMPARE_WITH_TIMEOUT(chat->readingDocuments(), 0, kWaitMs);
+    QCOMPARE(chat->pendingDocuments().size(), 1);
+    QCOMPARE(chat->pendingDocuments()[0].toMap().value("name").toString(), QString("big.txt"));
+    QVERIFY(errors.last().at(0).toString().contains("bad.txt"));
+    QVERIFY(errors.last().at(0).toString().contains("binary"));
+    // The chat may go while a read is in flight.
+    QCOMPARE(chat->attachUrls({QUrl::fromLocalFile(binary)}), 0);
+    app.reset();
+    QTest::qWait(200);
   }
 
   void longPastesAndFileListsBecomeAttachments() {
