@@ -53,19 +53,21 @@ endif()
 #  - Without Qt in between: the engine thread and its compute pool (sessions, generation,
 #    cancellation within a step), the HTTP server with concurrent and dropped clients, the remote
 #    client, the history store's writer thread (also killed mid-write), and the command line that
-#    drives them. These run with no suppression at all.
+#    drives them. Their tsan.supp only ignores what the Qt test harness's libraries do inside
+#    themselves (the watchdog thread).
 #  - Through Qt (_day0_tsan_gui_tests): the engine bridge and the controllers with the real engine
 #    and SQLite (test_gui_chat: streaming, Stop, errors, loading on a pool thread), remote engines
 #    and the app's own server (test_gui_remote: hang-ups, cancellation over HTTP), the view-models
-#    (test_gui_models). Qt's queued calls and thread pool order their hand-offs inside the
-#    uninstrumented libQt6Core; tsan-qt.supp names only the frames that touch the hand-off's own
-#    storage (docs/reliability.md).
+#    (test_gui_models), folders indexed in the background and cancelled (test_gui_knowledge).
+#    Qt's queued calls and thread pool order their hand-offs inside the uninstrumented
+#    libQt6Core; tsan-qt.supp names only the frames that touch the hand-off's own storage
+#    (docs/reliability.md).
 # Left out: test_gui_window, day0_selftest and test_gui_smoke render QML, whose loader and
 # image-reader threads are Qt's own and synchronise only inside Qt; the soak tests (1000
 # generations, minutes under TSan; their engine and bridge paths are the ones above).
 set(_day0_threaded_tests
   "^(test_engine_session|test_device_selection|test_cli_engine|test_(remote_client|openai_server)|test_storage_(store|crash)|test_history_cli|test_sanitizer_setup)$")
-set(_day0_tsan_gui_tests "^test_gui_(chat|remote|models)$")
+set(_day0_tsan_gui_tests "^test_gui_(chat|remote|models|knowledge)$")
 
 get_property(_day0_tests DIRECTORY PROPERTY TESTS)
 foreach(_day0_test IN LISTS _day0_tests)
