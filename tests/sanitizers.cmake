@@ -52,8 +52,8 @@ endif()
 # The tests labelled tsan (make test-tsan): those that run more than one thread.
 #  - Without Qt in between: the engine thread and its compute pool (sessions, generation,
 #    cancellation within a step), the HTTP server with concurrent and dropped clients, the remote
-#    client, the history store's writer thread (also killed mid-write), and the command line that
-#    drives them. Their tsan.supp only ignores what the Qt test harness's libraries do inside
+#    client, the history store's writer thread (also killed mid-write), the knowledge index
+#    searched from one thread while another indexes, and the command line that drives them. Their tsan.supp only ignores what the Qt test harness's libraries do inside
 #    themselves (the watchdog thread).
 #  - Through Qt (_day0_tsan_gui_tests): the engine bridge and the controllers with the real engine
 #    and SQLite (test_gui_chat: streaming, Stop, errors, loading on a pool thread), remote engines
@@ -66,7 +66,7 @@ endif()
 # image-reader threads are Qt's own and synchronise only inside Qt; the soak tests (1000
 # generations, minutes under TSan; their engine and bridge paths are the ones above).
 set(_day0_threaded_tests
-  "^(test_engine_session|test_device_selection|test_cli_engine|test_(remote_client|openai_server)|test_storage_(store|crash)|test_history_cli|test_sanitizer_setup)$")
+  "^(test_engine_session|test_device_selection|test_cli_engine|test_(remote_client|openai_server)|test_storage_(store|crash)|test_history_cli|test_knowledge_index|test_sanitizer_setup)$")
 set(_day0_tsan_gui_tests "^test_gui_(chat|remote|models|knowledge)$")
 
 get_property(_day0_tests DIRECTORY PROPERTY TESTS)
