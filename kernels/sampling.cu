@@ -25,42 +25,6 @@ __device__ __forceinline__ void consider(float v, int64_t i, float& best, int64_
   }
 }
 
-__global__ void __launch_bounds__(kThreads) select_kernel(const float* __restrict__ logits, int64_t n, float inv_temp,
-                                                          uint64_t seed, int32_t* step, int32_t* __restrict__ out) {
-  __shared__ float values[kThreads / 32];
-  __shared__ int64_t indices[kThreads / 32];
-  const bool sample = step != nullptr;
-  const uint64_t stream = sample ? splitmix64(seed ^ splitmix64(static_cast<uint64_t>(*step))) : 0;
-  float best = -INFINITY;
-  int64_t best_i = -1;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
-    float v = logits[i];
-    if (sample) {
-      // 53 random bits -> u in (0, 1).
-      const double u = (static_cast<double>(splitmix64(stream + static_cast<uint64_t>(i)) >> 11) + 0.5) * 0x1p-53;
-      v = v * inv_temp - static_cast<float>(log(-log(u)));
-    }
-    consider(v, i, best, best_i);
-  }
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, offset);
-    const int64_t oi = __shfl_xor_sync(0xffffffffu, best_i, offset);
-    if (oi >= 0) consider(ov, oi, best, best_i);
-  }
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (lane == 0) {
-    values[warp] = best;
-    indices[warp] = best_i;
-  }
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  for (int w = 1; w < kThreads / 32; ++w)
-    if (indices[w] >= 0) consider(values[w], indices[w], best, best_i);
-  if (best_i < 0) best_i = 0;
-  *out = static_cast<int32_t>(best_i);
-  if (sample) *step += 1;
-}
-
 // The (value, index) best over the block into thread 0's best / best_i (other threads: partial).
 template <int kThreads>
 __device__ __forceinline__ void block_best(float& best, int64_t& best_i) {
@@ -80,6 +44,28 @@ __device__ __forceinline__ void block_best(float& best, int64_t& best_i) {
   if (threadIdx.x != 0) return;
   for (int w = 1; w < kThreads / 32; ++w)
     if (indices[w] >= 0) consider(values[w], indices[w], best, best_i);
+}
+
+__global__ void __launch_bounds__(kThreads) select_kernel(const float* __restrict__ logits, int64_t n, float inv_temp,
+                                                          uint64_t seed, int32_t* step, int32_t* __restrict__ out) {
+  const bool sample = step != nullptr;
+  const uint64_t stream = sample ? splitmix64(seed ^ splitmix64(static_cast<uint64_t>(*step))) : 0;
+  float best = -INFINITY;
+  int64_t best_i = -1;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+    float v = logits[i];
+    if (sample) {
+      // 53 random bits -> u in (0, 1).
+      const double u = (static_cast<double>(splitmix64(stream + static_cast<uint64_t>(i)) >> 11) + 0.5) * 0x1p-53;
+      v = v * inv_temp - static_cast<float>(log(-log(u)));
+    }
+    consider(v, i, best, best_i);
+  }
+  block_best<kThreads>(best, best_i);
+  if (threadIdx.x != 0) return;
+  if (best_i < 0) best_i = 0;
+  *out = static_cast<int32_t>(best_i);
+  if (sample) *step += 1;
 }
 
 constexpr int kWideThreads = 256, kWidePerThread = 8;  // a CTA covers 2,048 logits per round
