@@ -4,9 +4,23 @@ namespace day0::cli {
 
 std::optional<Args> Args::parse(const std::vector<std::string>& argv, const std::set<std::string>& flags,
                                 const std::set<std::string>& options, std::string* error) {
+  return parse_impl(argv, flags, options, false, error);
+}
+
+std::optional<Args> Args::parse_with_words(const std::vector<std::string>& argv, const std::set<std::string>& flags,
+                                           const std::set<std::string>& options, std::string* error) {
+  return parse_impl(argv, flags, options, true, error);
+}
+
+std::optional<Args> Args::parse_impl(const std::vector<std::string>& argv, const std::set<std::string>& flags,
+                                     const std::set<std::string>& options, bool words, std::string* error) {
   Args args;
   for (std::size_t i = 0; i < argv.size(); ++i) {
     std::string arg = argv[i];
+    if (words && (arg.rfind("--", 0) != 0 || arg == "--")) {
+      args.words_.push_back(arg);
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) {
       *error = "unexpected argument '" + arg + "'";
       return std::nullopt;

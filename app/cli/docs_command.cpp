@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <set>
 
+#include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "day0/paths.h"
 #include "knowledge/index.h"
@@ -36,38 +36,14 @@ struct Options {
   bool help = false;
 };
 
-bool parse(const std::vector<std::string>& argv, Options* o, std::string* problem) {
-  static const std::set<std::string> kValues = {"db", "top", "folder"};
-  for (std::size_t i = 0; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      o->help = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0 || arg == "--") {
-      (o->command.empty() ? o->command : o->positional.emplace_back()) = arg;
-      continue;
-    }
-    std::string name = arg.substr(2), value;
-    const auto eq = name.find('=');
-    const bool inline_value = eq != std::string::npos;
-    if (inline_value) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    if (!kValues.contains(name)) {
-      *problem = "unknown option --" + name;
-      return false;
-    }
-    if (!inline_value) {
-      if (i + 1 >= argv.size()) {
-        *problem = "--" + name + " needs a value";
-        return false;
-      }
-      value = argv[++i];
-    }
-    o->values[name] = value;
-  }
+bool parse(std::vector<std::string> argv, Options* o, std::string* problem) {
+  for (auto& arg : argv)
+    if (arg == "-h") arg = "--help";
+  const auto args = Args::parse_with_words(argv, {"help"}, {"db", "top", "folder"}, problem);
+  if (!args) return false;
+  o->help = args->flag("help");
+  for (const auto& word : args->words()) (o->command.empty() ? o->command : o->positional.emplace_back()) = word;
+  o->values = args->options();
   return true;
 }
 

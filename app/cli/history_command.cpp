@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "day0/paths.h"
 #include "storage/file_util.h"
@@ -41,37 +42,11 @@ struct Options {
 
 // Positional words and --options in any order; --name VALUE or --name=VALUE.
 bool parse(const std::vector<std::string>& argv, Options* o, std::string* problem) {
-  static const std::set<std::string> kValues = {"db", "format", "out", "limit"};
-  static const std::set<std::string> kFlags = {"all", "json", "help"};
-  for (std::size_t i = 0; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    if (arg.rfind("--", 0) != 0) {
-      (o->command.empty() ? o->command : o->positional.emplace_back()) = arg;
-      continue;
-    }
-    std::string name = arg.substr(2), value;
-    const auto eq = name.find('=');
-    const bool inline_value = eq != std::string::npos;
-    if (inline_value) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    if (kFlags.contains(name) && !inline_value) {
-      o->flags.insert(name);
-    } else if (kValues.contains(name)) {
-      if (!inline_value) {
-        if (i + 1 >= argv.size()) {
-          *problem = "--" + name + " needs a value";
-          return false;
-        }
-        value = argv[++i];
-      }
-      o->values[name] = value;
-    } else {
-      *problem = kFlags.contains(name) ? "--" + name + " takes no value" : "unknown option --" + name;
-      return false;
-    }
-  }
+  const auto args = Args::parse_with_words(argv, {"all", "json", "help"}, {"db", "format", "out", "limit"}, problem);
+  if (!args) return false;
+  for (const auto& word : args->words()) (o->command.empty() ? o->command : o->positional.emplace_back()) = word;
+  o->values = args->options();
+  o->flags = args->flags();
   return true;
 }
 
