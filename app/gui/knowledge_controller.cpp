@@ -147,13 +147,17 @@ void KnowledgeController::setFolders(const std::vector<knowledge::Folder>& folde
   emit foldersChanged();
 }
 
+// From a worker thread: the index could not be opened, said on the GUI thread.
+void KnowledgeController::reportOpenError(const QString& openError) {
+  QMetaObject::invokeMethod(
+      this, [this, openError]() { emit errorOccurred(tr("The knowledge index cannot be opened: %1").arg(openError)); },
+      Qt::QueuedConnection);
+}
+
 void KnowledgeController::refresh() {
   query_->post([this](knowledge::KnowledgeIndex* index, const QString& openError) {
     if (!index) {
-      QMetaObject::invokeMethod(
-          this,
-          [this, openError]() { emit errorOccurred(tr("The knowledge index cannot be opened: %1").arg(openError)); },
-          Qt::QueuedConnection);
+      reportOpenError(openError);
       return;
     }
     auto r = index->folders();
@@ -174,10 +178,7 @@ void KnowledgeController::addFolder(const QVariant& folder) {
   const std::string dir = QDir(info.absoluteFilePath()).canonicalPath().toStdString();
   query_->post([this, dir](knowledge::KnowledgeIndex* index, const QString& openError) {
     if (!index) {
-      QMetaObject::invokeMethod(
-          this,
-          [this, openError]() { emit errorOccurred(tr("The knowledge index cannot be opened: %1").arg(openError)); },
-          Qt::QueuedConnection);
+      reportOpenError(openError);
       return;
     }
     auto added = index->add_folder(dir);

@@ -80,6 +80,7 @@ class KnowledgeController : public QObject {
  private:
   void startIndexing(qint64 id, const QString& name);
   void setFolders(const std::vector<knowledge::Folder>& folders);
+  void reportOpenError(const QString& openError);
 
   QString databasePath_;
   std::unique_ptr<KnowledgeWorker> query_;    // list, add, remove, search
