@@ -58,12 +58,21 @@ bool open_index_db(Db& db, const std::filesystem::path& path, std::string* error
         "cannot open the knowledge index " + name + ": " + why + " (does its folder exist, and may it be written?)";
     return false;
   }
+  // One statement, so the three come from one snapshot: read one by one, another connection
+  // creating the schema in between would make a new index look like someone else's database.
   std::int64_t version = 0, application = 0, objects = 0;
-  if (!read_int(db, "PRAGMA user_version", &version, &why) ||
-      !read_int(db, "PRAGMA application_id", &application, &why) ||
-      !read_int(db, "SELECT count(*) FROM sqlite_schema", &objects, &why)) {
-    *error = "cannot read the knowledge index " + name + ": " + why + " (the file is damaged or not a database)";
-    return false;
+  {
+    Stmt s(db,
+           "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), "
+           "(SELECT count(*) FROM sqlite_schema)");
+    if (!s.ok() || !s.step()) {
+      why = s.error().empty() ? db.message() : s.error();
+      *error = "cannot read the knowledge index " + name + ": " + why + " (the file is damaged or not a database)";
+      return false;
+    }
+    version = s.integer(0);
+    application = s.integer(1);
+    objects = s.integer(2);
   }
   if (version == 0 && objects > 0) {
     *error = name + " is another SQLite database, not a Day0 knowledge index";
