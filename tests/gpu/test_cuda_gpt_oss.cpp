@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -288,6 +289,90 @@ class TestCudaGptOss : public QObject {
     QVERIFY(rel_l2(std::vector<float>(g.begin(), g.begin() + V),
                    std::vector<float>(cpu_logits.begin() + 5 * V, cpu_logits.begin() + 6 * V)) <= 2e-2);
     QVERIFY(memory(*gpu, "kv_cache") > 0);
+  }
+
+  // Greedy decoding through forward_argmax() (the pick on the GPU, the next step queued before
+  // the host has the token) picks exactly the arg max of the logits that forward() gives for the
+  // same tokens on a fresh session; also when the caller feeds another token than the pick,
+  // truncates, alternates sessions, or drops a session whose next step is queued.
+  void greedy_decode_runs_ahead() {
+    ThreadPool pool(1);
+    auto gpu = load(model_dir("tiny-gpt-oss"), pool, "cuda");
+    QVERIFY(gpu);
+    const std::int64_t V = gpu->vocab_size();
+    std::vector<float> logits(static_cast<std::size_t>(V));
+    // The arg max (ties to the lower index) of forward()'s logits after feeding `tokens`.
+    const auto host_pick = [&](models::SessionState& s, std::span<const std::int32_t> tokens) -> std::int32_t {
+      if (!gpu->forward(s, tokens, 1, logits.data(), nullptr).is_ok()) return -1;
+      return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    };
+    const auto device_pick = [&](models::SessionState& s, std::span<const std::int32_t> tokens) -> std::int32_t {
+      auto t = gpu->forward_argmax(s, tokens);
+      return t ? *t : -1;
+    };
+    // What a session was fed (truncate when `truncate_to` >= 0) and picked.
+    struct Op {
+      std::vector<std::int32_t> fed;
+      std::int64_t truncate_to = -1;
+      std::int32_t picked = -1;
+    };
+    const std::vector<std::int32_t> prompt{3, 17, 5, 99, 42, 8, 64, 11};
+    std::vector<Op> ops;
+    {
+      auto g = gpu->new_state();
+      ops.push_back({prompt, -1, device_pick(*g, prompt)});
+      for (int i = 0; i < 40; ++i) {
+        Op op;
+        std::int32_t next = ops.back().picked;
+        if (i == 15) next = static_cast<std::int32_t>((next + 1) % V);  // not the pick
+        if (i == 25) {
+          // Back two positions, then the token that was fed there: the step queued ahead (for
+          // the current position) must not be taken for it.
+          op.truncate_to = g->length() - 2;
+          QCOMPARE(g->truncate(op.truncate_to), op.truncate_to);
+          next = ops[ops.size() - 2].fed[0];
+        }
+        op.fed = {next};
+        op.picked = device_pick(*g, op.fed);
+        QVERIFY(op.picked >= 0 && op.picked < V);
+        ops.push_back(op);
+      }
+      QCOMPARE(g->length(), static_cast<std::int64_t>(prompt.size()) + 40 - 2);
+    }
+    auto ref = gpu->new_state();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].truncate_to >= 0) ref->truncate(ops[i].truncate_to);
+      QVERIFY2(host_pick(*ref, ops[i].fed) == ops[i].picked, qPrintable(QString("step %1").arg(i)));
+    }
+
+    // Two sessions decoding in turn, each against its own reference.
+    auto a = gpu->new_state(), b = gpu->new_state();
+    auto ra = gpu->new_state(), rb = gpu->new_state();
+    std::int32_t ta = device_pick(*a, prompt), tb = device_pick(*b, std::span(prompt).first(5));
+    QCOMPARE(host_pick(*ra, prompt), ta);
+    QCOMPARE(host_pick(*rb, std::span(prompt).first(5)), tb);
+    std::vector<std::int32_t> fed_a, fed_b;
+    for (int i = 0; i < 6; ++i) {
+      fed_a.push_back(ta);
+      ta = device_pick(*a, std::span(&fed_a.back(), 1));
+      fed_b.push_back(tb);
+      tb = device_pick(*b, std::span(&fed_b.back(), 1));
+    }
+    for (std::size_t i = 0; i < fed_a.size(); ++i) {
+      const std::int32_t want_a = host_pick(*ra, std::span(&fed_a[i], 1));
+      const std::int32_t want_b = host_pick(*rb, std::span(&fed_b[i], 1));
+      QCOMPARE(i + 1 < fed_a.size() ? fed_a[i + 1] : ta, want_a);
+      QCOMPARE(i + 1 < fed_b.size() ? fed_b[i + 1] : tb, want_b);
+    }
+
+    // A session dropped with its next step queued; the next session starts clean.
+    {
+      auto c = gpu->new_state();
+      const std::int32_t t = device_pick(*c, prompt);
+      QVERIFY(device_pick(*c, std::span(&t, 1)) >= 0);
+    }
+    auto d = gpu->new_state(), rd = gpu->new_state();
+    QCOMPARE(device_pick(*d, prompt), host_pick(*rd, prompt));
   }
 
   void rejects_bad_tokens() {

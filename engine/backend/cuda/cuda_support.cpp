@@ -129,9 +129,9 @@ Event::~Event() {
   if (event_ != nullptr) cudaEventDestroy(event_);
 }
 
-Result<Event> Event::create() {
+Result<Event> Event::create(unsigned flags) {
   Event e;
-  DAY0_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e.event_), "creating a CUDA event");
+  DAY0_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e.event_, flags), "creating a CUDA event");
   return e;
 }
 

@@ -115,7 +115,7 @@ class Event {
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event();
-  static Result<Event> create();
+  static Result<Event> create(unsigned flags = cudaEventDefault);
   cudaEvent_t get() const { return event_; }
 
  private:

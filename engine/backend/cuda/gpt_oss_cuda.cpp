@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,9 @@ struct Layer {
 class CudaState final : public SessionState {
  public:
   CudaState(const Shape& s, MemoryLedger* ledger) : s_(s), ledger_(ledger) {}
+  // Never reused, unlike the address: a step run ahead belongs to exactly one session.
+  std::uint64_t id() const { return id_; }
+  std::int64_t capacity() const { return capacity_; }
   std::int64_t length() const override { return length_; }
   std::int64_t truncate(std::int64_t tokens) override {
     length_ = std::clamp<std::int64_t>(tokens, 0, length_);
@@ -229,6 +234,8 @@ class CudaState final : public SessionState {
   MemoryLedger* ledger_;
   DeviceBuffer k_, v_;
   std::int64_t capacity_ = 0;
+  static inline std::atomic<std::uint64_t> next_id_{1};
+  const std::uint64_t id_ = next_id_.fetch_add(1);
 };
 
 class GptOssCuda final : public models::LoadedModel {
@@ -237,6 +244,7 @@ class GptOssCuda final : public models::LoadedModel {
       : s_(std::move(s)), rope_(std::move(rope)), device_(device), fp8_(fp8) {}
 
   ~GptOssCuda() override {
+    if (ahead_) cudaStreamSynchronize(stream_.get());
     prefill_timer_.report("prefill");
     decode_timer_.report("decode");
   }
@@ -272,7 +280,7 @@ class GptOssCuda final : public models::LoadedModel {
   bool argmax_on_device() const override { return true; }
   Result<std::int32_t> forward_argmax(SessionState& base, std::span<const std::int32_t> tokens) override {
     DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr, true));
-    return host_pick_.as<std::int32_t>()[0];
+    return last_pick_;
   }
 
  private:
@@ -300,6 +308,11 @@ class GptOssCuda final : public models::LoadedModel {
   k::RopeQkvArgs rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const;
   k::AttentionArgs attention_args(const CudaState& st, std::int64_t l) const;
   Status record_decode(CudaState& st);
+  // Queues the decode step's graph at `pos` (its token in tokens_dev_[0]) with its positions from
+  // host_pos_ slot `slot`, its pick copied to host_pick_[slot] and step_done_[slot] recorded.
+  Status queue_step(CudaState& st, std::int64_t pos, int slot);
+  // The rest of a greedy decode step queued at `pos`: queue the step after it, wait for the pick.
+  Status finish_greedy_step(CudaState& st, std::int64_t pos, int slot);
   // tokens_dev_[0] = arg max of logits_ row 0.
   cudaError_t pick_token(cudaStream_t s) {
     k::ArgmaxScratch scratch;
@@ -329,10 +342,24 @@ class GptOssCuda final : public models::LoadedModel {
   DeviceBuffer pos_dev_;  // [2]: the first position of the pass, and the length after it
   DeviceBuffer argmax_values_, argmax_indices_, argmax_done_;
   // The token the last forward_argmax() picked, left in tokens_dev_[0] for the decode step of
-  // `picked_state_` at `picked_position_` (the step then needs no copy of its token).
-  const CudaState* picked_state_ = nullptr;
+  // session `picked_state_` at `picked_position_` (the step then needs no copy of its token).
+  std::uint64_t picked_state_ = 0;
   std::int64_t picked_position_ = -1;
-  std::int32_t picked_token_ = -1;
+  std::int32_t picked_token_ = -1, last_pick_ = -1;
+  // Greedy decoding runs one step ahead: once the step that picks token t at position p is
+  // queued, the step feeding t at p + 1 is queued behind it before the host waits for t, so the
+  // GPU goes on while the host takes t and comes back. A call feeding exactly that (session,
+  // position, token) finds its step queued; any other call first waits for it (what it wrote,
+  // the cache row at p + 1 past the session's length, the token slot and logits, is then
+  // overwritten or unused).
+  struct Ahead {
+    std::uint64_t state = 0;
+    std::int64_t position = -1;
+    std::int32_t token = -1;
+    int slot = 0;
+  };
+  std::optional<Ahead> ahead_;
+  std::array<Event, 2> step_done_;  // per slot (position & 1): that step's pick is in host_pick_[slot]
   DeviceBuffer counts_, sorted_pair_, row_of_pair_, active_experts_, slot_offsets_, active_count_, tile_slot_,
       tile_row_, tile_count_;
   DeviceBuffer xs_, act_, ys_;
@@ -521,8 +548,11 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
     DAY0_RETURN_IF_ERROR(alloc(values * 2, &workspace_, MemoryCategory::fp8_workspace, "the bf16 expert workspace"));
   }
   DAY0_ASSIGN_OR_RETURN(host_tokens_, PinnedBuffer::allocate(C * 4, "token ids"));
-  DAY0_ASSIGN_OR_RETURN(host_pos_, PinnedBuffer::allocate(8, "positions"));
-  DAY0_ASSIGN_OR_RETURN(host_pick_, PinnedBuffer::allocate(4, "the picked token"));
+  DAY0_ASSIGN_OR_RETURN(host_pos_, PinnedBuffer::allocate(16, "positions"));
+  DAY0_ASSIGN_OR_RETURN(host_pick_, PinnedBuffer::allocate(8, "the picked token"));
+  for (Event& e : step_done_) {
+    DAY0_ASSIGN_OR_RETURN(e, Event::create(cudaEventDisableTiming));
+  }
   DAY0_ASSIGN_OR_RETURN(host_logits_,
                         PinnedBuffer::allocate(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, "logits"));
   DAY0_LOG_INFO("gpt-oss on cuda:{}: weights {:.2f} GiB, experts {:.2f} GiB, {} workspace {:.1f} MiB ({} experts)",
@@ -812,6 +842,39 @@ Status GptOssCuda::logits_rows(std::int64_t first_row, std::int64_t rows, bool d
   return Status::ok();
 }
 
+Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos, int slot) {
+  cudaStream_t s = stream_.get();
+  std::int32_t* hp = host_pos_.as<std::int32_t>() + 2 * slot;
+  hp[0] = static_cast<std::int32_t>(pos);
+  hp[1] = static_cast<std::int32_t>(pos + 1);
+  DAY0_K(cudaMemcpyAsync(pos_dev_.get(), hp, 8, cudaMemcpyHostToDevice, s), "copying positions");
+  DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
+  DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>() + slot, tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
+         "picking a token");
+  DAY0_K(cudaEventRecord(step_done_[static_cast<std::size_t>(slot)].get(), s), "picking a token");
+  return Status::ok();
+}
+
+Status GptOssCuda::finish_greedy_step(CudaState& st, std::int64_t pos, int slot) {
+  // The step after this one reads the token this one leaves in tokens_dev_[0]; its cache row
+  // (pos + 1) was reserved with this call's.
+  const std::int64_t next = pos + 1;
+  const bool run_ahead = next < s_.max_positions && next < st.capacity();
+  if (run_ahead) DAY0_RETURN_IF_ERROR(queue_step(st, next, static_cast<int>(next & 1)));
+  DAY0_K(cudaEventSynchronize(step_done_[static_cast<std::size_t>(slot)].get()), "running gpt-oss on the GPU");
+  last_pick_ = host_pick_.as<std::int32_t>()[slot];
+  st.length_ = next;
+  if (run_ahead) {
+    ahead_ = Ahead{st.id(), next, last_pick_, static_cast<int>(next & 1)};
+    picked_state_ = 0;  // the step ahead overwrites the token slot
+  } else {
+    picked_state_ = st.id();
+    picked_position_ = next;
+    picked_token_ = last_pick_;
+  }
+  return Status::ok();
+}
+
 Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
                        ForwardTrace* trace, bool pick) {
   auto& st = static_cast<CudaState&>(base);
@@ -828,10 +891,20 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
                                                     std::to_string(s_.vocab - 1) + ")");
   DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
   cudaStream_t s = stream_.get();
-  DAY0_RETURN_IF_ERROR(st.reserve(pos0 + T, s));
+  const bool greedy_step = T == 1 && pick && logits == nullptr && trace == nullptr;
+  if (ahead_) {
+    const Ahead ahead = *ahead_;
+    ahead_.reset();
+    if (greedy_step && ahead.state == st.id() && ahead.position == pos0 && ahead.token == tokens[0])
+      return finish_greedy_step(st, pos0, ahead.slot);
+    DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
+  }
+  // One row more than this call needs: the greedy step after it runs ahead in the same buffers.
+  DAY0_RETURN_IF_ERROR(st.reserve(std::min(pos0 + T + 1, s_.max_positions), s));
   // The greedy decode loop feeds back the token the previous step picked: it is on the GPU already.
-  const bool token_on_device = T == 1 && picked_state_ == &st && picked_position_ == pos0 && picked_token_ == tokens[0];
-  picked_state_ = nullptr;
+  const bool token_on_device =
+      T == 1 && picked_state_ == st.id() && picked_position_ == pos0 && picked_token_ == tokens[0];
+  picked_state_ = 0;
   const std::int64_t first_logit = T - logit_rows;
   for (std::int64_t done = 0; done < T;) {
     const std::int64_t n = std::min(chunk_, T - done);
@@ -844,21 +917,26 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
                              cudaMemcpyHostToDevice, s),
              "copying token ids");
     }
+    const bool decode = n == 1 && trace == nullptr;
+    if (decode && !st.graph_.valid() && !st.graph_failed_ && !decode_timer_.on()) {
+      auto graph = GraphExec::capture(s, [&] { return record_decode(st); });
+      if (graph) {
+        st.graph_ = std::move(*graph);
+      } else {
+        st.graph_failed_ = true;
+        DAY0_LOG_WARN("decode runs without a CUDA graph: {}", graph.status().message());
+      }
+    }
+    if (greedy_step && st.graph_.valid()) {
+      const int slot = static_cast<int>(pos & 1);
+      DAY0_RETURN_IF_ERROR(queue_step(st, pos, slot));
+      return finish_greedy_step(st, pos, slot);
+    }
     host_pos_.as<std::int32_t>()[0] = static_cast<std::int32_t>(pos);
     host_pos_.as<std::int32_t>()[1] = static_cast<std::int32_t>(pos + 1);
     DAY0_K(cudaMemcpyAsync(pos_dev_.get(), host_pos_.as<std::int32_t>(), 8, cudaMemcpyHostToDevice, s),
            "copying positions");
-    const bool decode = n == 1 && trace == nullptr;
     if (decode) {
-      if (!st.graph_.valid() && !st.graph_failed_ && !decode_timer_.on()) {
-        auto graph = GraphExec::capture(s, [&] { return record_decode(st); });
-        if (graph) {
-          st.graph_ = std::move(*graph);
-        } else {
-          st.graph_failed_ = true;
-          DAY0_LOG_WARN("decode runs without a CUDA graph: {}", graph.status().message());
-        }
-      }
       if (st.graph_.valid()) {
         DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
       } else {
@@ -884,9 +962,10 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
   }
   st.length_ = pos0 + T;
   if (pick) {
-    picked_state_ = &st;
+    last_pick_ = host_pick_.as<std::int32_t>()[0];
+    picked_state_ = st.id();
     picked_position_ = st.length_;
-    picked_token_ = host_pick_.as<std::int32_t>()[0];
+    picked_token_ = last_pick_;
   }
   return Status::ok();
 }
