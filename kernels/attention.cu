@@ -192,6 +192,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     attention_decode_group_kernel(AttentionArgs a, const uint16_t* __restrict__ q, const int32_t* __restrict__ length,
                                   int splits, float* __restrict__ partial) {
   constexpr int kPairs = kAttentionMaxHeadDim / 64;  // dimension pairs per lane
+  constexpr int kValueBatch = 16;
   __shared__ __align__(16) float qs[G][kAttentionMaxHeadDim];
   __shared__ __align__(16) float ps[kDecodeWarps][kTile][G];
   __shared__ float wm[kDecodeWarps][G], wl[kDecodeWarps][G];
@@ -295,22 +296,30 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     }
     __syncwarp();
     const int keys = static_cast<int>(min(static_cast<int64_t>(kTile), end - j0));
-#pragma unroll 4
-    for (int jj = 0; jj < keys; ++jj) {
-      const uint16_t* vr = a.v_cache + (j0 + jj) * row + kvh * d;
-      float2 v[kPairs];
+    // The value rows of kValueBatch keys are all in flight before any is used: a full tile costs
+    // two memory latencies, not one per few keys.
+    for (int jb = 0; jb < keys; jb += kValueBatch) {
+      uint32_t vw[kValueBatch][kPairs];
 #pragma unroll
-      for (int i = 0; i < kPairs; ++i) {
-        const int c = 2 * (lane + 32 * i);
-        v[i] = c < d ? __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(vr + c)) : make_float2(0.f, 0.f);
-      }
-#pragma unroll
-      for (int h = 0; h < G; ++h) {
-        const float p = ps[warp][jj][h];
+      for (int u = 0; u < kValueBatch; ++u) {
+        const uint16_t* vr = a.v_cache + (j0 + jb + u) * row + kvh * d;
 #pragma unroll
         for (int i = 0; i < kPairs; ++i) {
-          o[h][i][0] += p * v[i].x;
-          o[h][i][1] += p * v[i].y;
+          const int c = 2 * (lane + 32 * i);
+          vw[u][i] = jb + u < keys && c < d ? __ldg(reinterpret_cast<const unsigned*>(vr + c)) : 0u;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kValueBatch; ++u) {
+        if (jb + u >= keys) break;
+#pragma unroll
+        for (int h = 0; h < G; ++h) {
+          const float p = ps[warp][jb + u][h];
+#pragma unroll
+          for (int i = 0; i < kPairs; ++i) {
+            o[h][i][0] += p * __uint_as_float(vw[u][i] << 16);
+            o[h][i][1] += p * __uint_as_float(vw[u][i] & 0xffff0000u);
+          }
         }
       }
     }
