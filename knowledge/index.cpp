@@ -80,7 +80,7 @@ struct KnowledgeIndex::Impl {
       const std::int64_t id = sqlite3_last_insert_rowid(db.get());
       fts.reset();
       fts.bind(1, id).bind(2, c.title).bind(3, relative).bind(4, c.text);
-      fts.bind(5, identifier_parts(c.title + " " + c.text + " " + relative));
+      fts.bind(5, chunk_words(c.title, c.text, relative));
       if (!fts.run()) return *error = fts.error(), false;
     }
     return true;

@@ -1,5 +1,10 @@
 #include "knowledge/index_db.h"
 
+#include <utility>
+#include <vector>
+
+#include "knowledge/query.h"
+
 namespace day0::knowledge {
 
 namespace {
@@ -48,6 +53,36 @@ bool read_int(Db& db, const char* sql, std::int64_t* out, std::string* error) {
   return true;
 }
 
+// Version 1 -> 2: the `words` column gains the CJK character pairs. Inside the write
+// transaction, after checking that no other connection migrated first.
+bool migrate_from_1(Db& db, std::string* error) {
+  Transaction t(db);
+  std::int64_t now = 0;
+  if (!t.begun() || !read_int(db, "PRAGMA user_version", &now, error)) {
+    if (error->empty()) *error = db.message();
+    return false;
+  }
+  if (now == 1) {
+    std::vector<std::pair<std::int64_t, std::string>> changed;
+    {
+      Stmt rows(db, "SELECT rowid, title, path, body, words FROM chunks_fts");
+      while (rows.step()) {
+        std::string words = chunk_words(rows.text(1), rows.text(3), rows.text(2));
+        if (words != rows.text(4)) changed.emplace_back(rows.integer(0), std::move(words));
+      }
+      if (rows.failed() || !rows.ok()) return *error = rows.error(), false;
+    }
+    Stmt update(db, "UPDATE chunks_fts SET words = ?2 WHERE rowid = ?1");
+    for (const auto& [id, words] : changed) {
+      update.reset();
+      update.bind(1, id).bind(2, words);
+      if (!update.run()) return *error = update.error(), false;
+    }
+    if (!db.exec("PRAGMA user_version=2", error)) return false;
+  }
+  return t.commit(error);
+}
+
 }  // namespace
 
 bool open_index_db(Db& db, const std::filesystem::path& path, std::string* error) {
@@ -89,6 +124,10 @@ bool open_index_db(Db& db, const std::filesystem::path& path, std::string* error
   }
   if (!db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", &why)) {
     *error = "cannot use the knowledge index " + name + ": " + why;
+    return false;
+  }
+  if (version == 1 && !migrate_from_1(db, &why)) {
+    *error = "cannot bring the knowledge index " + name + " up to date: " + why;
     return false;
   }
   if (version == 0) {
