@@ -860,13 +860,18 @@ Status GptOssCuda::finish_greedy_step(CudaState& st, std::int64_t pos, int slot)
   // (pos + 1) was reserved with this call's.
   const std::int64_t next = pos + 1;
   const bool run_ahead = next < s_.max_positions && next < st.capacity();
-  if (run_ahead) DAY0_RETURN_IF_ERROR(queue_step(st, next, static_cast<int>(next & 1)));
+  if (run_ahead) {
+    // Recorded before it is queued, with no token yet: if anything below fails, the next call
+    // still waits for whatever reached the stream before touching the buffers.
+    ahead_ = Ahead{st.id(), next, -1, static_cast<int>(next & 1)};
+    picked_state_ = 0;  // the step ahead overwrites the token slot
+    DAY0_RETURN_IF_ERROR(queue_step(st, next, static_cast<int>(next & 1)));
+  }
   DAY0_K(cudaEventSynchronize(step_done_[static_cast<std::size_t>(slot)].get()), "running gpt-oss on the GPU");
   last_pick_ = host_pick_.as<std::int32_t>()[slot];
   st.length_ = next;
   if (run_ahead) {
-    ahead_ = Ahead{st.id(), next, last_pick_, static_cast<int>(next & 1)};
-    picked_state_ = 0;  // the step ahead overwrites the token slot
+    ahead_->token = last_pick_;
   } else {
     picked_state_ = st.id();
     picked_position_ = next;
