@@ -118,6 +118,15 @@ bool is_non_document_extension(const std::string& ext) {
   return std::any_of(std::begin(kExts), std::end(kExts), [&](const char* e) { return ext == e; });
 }
 
+// What a file with such an extension is, for the reason it is skipped: SVG is text, but an
+// image rather than a document.
+std::string non_document_kind(const std::string& ext) {
+  static const char* const kImages[] = {"png", "jpg",  "jpeg", "gif", "bmp",  "webp", "ico",
+                                        "tif", "tiff", "svg",  "psd", "heic", "avif"};
+  return std::any_of(std::begin(kImages), std::end(kImages), [&](const char* e) { return ext == e; }) ? "image"
+                                                                                                      : "binary";
+}
+
 std::string file_name_of(const std::string& name) {
   const auto slash = name.find_last_of('/');
   return slash == std::string::npos ? name : name.substr(slash + 1);
@@ -378,7 +387,7 @@ DocumentResult read_document_bytes(std::string_view bytes, const std::string& na
     return refuse(name, "too large (" + human_size(static_cast<std::int64_t>(bytes.size())) + "; text files up to " +
                             human_size(limits.max_text_bytes) + " are read)");
   if (const std::string what = binary_signature(bytes); !what.empty()) return refuse(name, "binary (" + what + ")");
-  if (is_non_document_extension(ext)) return refuse(name, "binary (." + ext + " file)");
+  if (is_non_document_extension(ext)) return refuse(name, non_document_kind(ext) + " (." + ext + " file)");
 
   std::string decoded;
   std::string_view text = bytes;

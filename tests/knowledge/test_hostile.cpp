@@ -42,6 +42,8 @@ class TestHostile : public QObject {
     binary[10] = '\0';
     write_file(root / "blob.dat", binary);
     write_file(root / "image.png", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    write_file(root / "icon.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"><path d=\"M0 0h24v24H0z\"/></svg>\n");
+    write_file(root / "bundle.zip", "not really an archive, but named like one\n");
     {
       // 1 GB without writing it: a sparse file the reader must refuse by its size alone.
       const int fd = ::open((root / "huge.txt").c_str(), O_CREAT | O_WRONLY, 0644);
@@ -85,6 +87,8 @@ class TestHostile : public QObject {
     };
     QCOMPARE(reason("blob.dat"), std::string("binary (NUL bytes)"));
     QCOMPARE(reason("image.png"), std::string("binary (PNG image)"));
+    QCOMPARE(reason("icon.svg"), std::string("image (.svg file)"));
+    QCOMPARE(reason("bundle.zip"), std::string("binary (.zip file)"));
     QVERIFY2(reason("huge.txt").starts_with("too large (1.0 GB"), reason("huge.txt").c_str());
     QCOMPARE(reason("latin1.txt"), std::string("not valid UTF-8 (byte 2)"));
     QCOMPARE(reason("loop/parent/"), std::string("symlink loop"));
