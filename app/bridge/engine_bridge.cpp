@@ -14,8 +14,6 @@
 #include <QThreadPool>
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include "day0/devices.h"
 
@@ -36,20 +34,6 @@ struct EngineBridge::Loaded {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-// MemAvailable from /proc/meminfo, in bytes (0 when unknown).
-std::uint64_t available_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream fields(line.substr(13));
-    std::uint64_t kib = 0;
-    fields >> kib;
-    return kib * 1024;
-  }
-  return 0;
-}
 
 // Reads the checkpoint's shards once so their pages are in memory before the first request.
 // `report(done, total)` is called every few megabytes; returns false when cancelled.
@@ -202,7 +186,7 @@ void EngineBridge::loadModel(const QString& dir, const QString& device) {
       shards << f.absoluteFilePath();
       total += f.size();
     }
-    const auto available = static_cast<qint64>(available_memory());
+    const auto available = static_cast<qint64>(available_memory_bytes());
     if (available > 0 && total > available / 2) {
       QMetaObject::invokeMethod(
           this,

@@ -1,10 +1,12 @@
 #include "day0/devices.h"
 
+#include <unistd.h>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "limits/memory_plan.h"
 
 #ifdef DAY0_HAVE_CUDA
 #include "backend/cuda/cuda_devices.h"
@@ -27,13 +29,16 @@ CpuInfo discover_cpu() {
   cpu.threads = static_cast<int>(std::thread::hardware_concurrency());
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page_size > 0) cpu.memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+  if (pages > 0 && page_size > 0)
+    cpu.memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
   return cpu;
 }
 
 double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
 }  // namespace
+
+std::uint64_t available_memory_bytes() { return limits::available_memory().value_or(0); }
 
 DeviceReport discover_devices() {
   DeviceReport report;
@@ -48,11 +53,11 @@ DeviceReport discover_devices() {
 
 std::vector<std::string> describe_devices(const DeviceReport& report) {
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("cpu: {}, {} threads, {:.1f} GiB RAM", report.cpu.name, report.cpu.threads,
-                              gib(report.cpu.memory)));
+  lines.push_back(
+      fmt::format("cpu: {}, {} threads, {:.1f} GiB RAM", report.cpu.name, report.cpu.threads, gib(report.cpu.memory)));
   for (const auto& gpu : report.gpus) {
-    lines.push_back(fmt::format("cuda:{}: {}, sm_{}{}, {} SMs, {:.1f} GiB ({:.1f} GiB free), {} workspace",
-                                gpu.index, gpu.name, gpu.compute_major, gpu.compute_minor, gpu.multiprocessors,
+    lines.push_back(fmt::format("cuda:{}: {}, sm_{}{}, {} SMs, {:.1f} GiB ({:.1f} GiB free), {} workspace", gpu.index,
+                                gpu.name, gpu.compute_major, gpu.compute_minor, gpu.multiprocessors,
                                 gib(gpu.total_memory), gib(gpu.free_memory), gpu.fp8 ? "FP8" : "BF16"));
   }
   if (report.gpus.empty()) lines.push_back("gpu: none (" + report.gpu_problem + "); using the CPU");

@@ -39,6 +39,14 @@ class TestDeviceSelection : public QObject {
     if (have_gpu) QVERIFY(describe(**gpu).decode_bytes_per_token > 0);
   }
 
+  // What the system can give now: read from /proc/meminfo (as the memory plan does), never more
+  // than the machine's RAM.
+  void available_memory() {
+    const std::uint64_t available = available_memory_bytes();
+    QVERIFY(available > 0);
+    QVERIFY(available <= discover_devices().cpu.memory);
+  }
+
   void unknown_device() {
     auto engine = Engine::create({1});
     ModelOptions options;

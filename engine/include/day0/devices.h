@@ -32,6 +32,9 @@ struct DeviceReport {
 };
 
 DeviceReport discover_devices();
+// Memory the system can give now without swapping (MemAvailable of /proc/meminfo), in bytes;
+// 0 when it cannot be read.
+std::uint64_t available_memory_bytes();
 // One line per device, e.g. "cuda:0 NVIDIA H200, sm_90, 132 SMs, 139.8 GiB (FP8)".
 std::vector<std::string> describe_devices(const DeviceReport& report);
 
