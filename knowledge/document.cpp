@@ -105,27 +105,27 @@ const std::unordered_map<std::string, NameKind>& extension_table() {
   return table;
 }
 
-// Files whose extension alone marks them as something other than a document.
-bool is_non_document_extension(const std::string& ext) {
-  static const char* const kExts[] = {
-      "png",  "jpg", "jpeg", "gif",   "bmp",     "webp",    "ico",  "tif",  "tiff",        "svg",  "psd",  "heic",
-      "avif", "zip", "gz",   "tgz",   "bz2",     "xz",      "zst",  "7z",   "rar",         "tar",  "jar",  "war",
-      "exe",  "dll", "so",   "dylib", "o",       "a",       "obj",  "lib",  "bin",         "pyc",  "pyo",  "class",
-      "wasm", "mp3", "mp4",  "wav",   "ogg",     "flac",    "avi",  "mkv",  "mov",         "webm", "woff", "woff2",
-      "ttf",  "otf", "eot",  "db",    "sqlite",  "sqlite3", "docx", "xlsx", "pptx",        "odt",  "ods",  "odp",
-      "doc",  "xls", "ppt",  "iso",   "img",     "dmg",     "deb",  "rpm",  "safetensors", "gguf", "npy",  "npz",
-      "pt",   "pth", "onnx", "pkl",   "parquet", "DS_Store"};
-  return std::any_of(std::begin(kExts), std::end(kExts), [&](const char* e) { return ext == e; });
-}
-
-// What a file with such an extension is, for the reason it is skipped: SVG is text, but an
-// image rather than a document.
+// What a file is when its extension alone marks it as something other than a document: "image"
+// (SVG is text, but an image rather than a document), "binary", or empty for any other name.
 std::string non_document_kind(const std::string& ext) {
   static const char* const kImages[] = {"png", "jpg",  "jpeg", "gif", "bmp",  "webp", "ico",
                                         "tif", "tiff", "svg",  "psd", "heic", "avif"};
-  return std::any_of(std::begin(kImages), std::end(kImages), [&](const char* e) { return ext == e; }) ? "image"
-                                                                                                      : "binary";
+  static const char* const kBinaries[] = {
+      "zip",         "gz",    "tgz", "bz2",   "xz",  "zst", "7z",     "rar",     "tar",     "jar",     "war",
+      "exe",         "dll",   "so",  "dylib", "o",   "a",   "obj",    "lib",     "bin",     "pyc",     "pyo",
+      "class",       "wasm",  "mp3", "mp4",   "wav", "ogg", "flac",   "avi",     "mkv",     "mov",     "webm",
+      "woff",        "woff2", "ttf", "otf",   "eot", "db",  "sqlite", "sqlite3", "docx",    "xlsx",    "pptx",
+      "odt",         "ods",   "odp", "doc",   "xls", "ppt", "iso",    "img",     "dmg",     "deb",     "rpm",
+      "safetensors", "gguf",  "npy", "npz",   "pt",  "pth", "onnx",   "pkl",     "parquet", "DS_Store"};
+  const auto listed = [&](const auto& list) {
+    return std::any_of(std::begin(list), std::end(list), [&](const char* e) { return ext == e; });
+  };
+  if (listed(kImages)) return "image";
+  if (listed(kBinaries)) return "binary";
+  return "";
 }
+
+bool is_non_document_extension(const std::string& ext) { return !non_document_kind(ext).empty(); }
 
 std::string file_name_of(const std::string& name) {
   const auto slash = name.find_last_of('/');
