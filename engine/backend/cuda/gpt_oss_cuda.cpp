@@ -308,11 +308,16 @@ class GptOssCuda final : public models::LoadedModel {
   k::RopeQkvArgs rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const;
   k::AttentionArgs attention_args(const CudaState& st, std::int64_t l) const;
   Status record_decode(CudaState& st);
-  // Queues the decode step's graph at `pos` (its token in tokens_dev_[0]) with its positions from
-  // host_pos_ slot `slot`, its pick copied to host_pick_[slot] and step_done_[slot] recorded.
-  Status queue_step(CudaState& st, std::int64_t pos, int slot);
+  // A step at `pos` uses the pinned slot pos & 1 of host_pos_ and host_pick_ (and step_done_),
+  // so the step queued ahead never writes what the step before it still reads.
+  static int slot_of(std::int64_t pos) { return static_cast<int>(pos & 1); }
+  // Writes pos, pos + 1 to the step's slot of host_pos_ and queues their copy to pos_dev_.
+  Status queue_positions(std::int64_t pos);
+  // Queues the decode step's graph at `pos` (its token in tokens_dev_[0]) with its positions, its
+  // pick copied to host_pick_ and step_done_ recorded (slot_of(pos)).
+  Status queue_step(CudaState& st, std::int64_t pos);
   // The rest of a greedy decode step queued at `pos`: queue the step after it, wait for the pick.
-  Status finish_greedy_step(CudaState& st, std::int64_t pos, int slot);
+  Status finish_greedy_step(CudaState& st, std::int64_t pos);
   // tokens_dev_[0] = arg max of logits_ row 0.
   cudaError_t pick_token(cudaStream_t s) {
     k::ArgmaxScratch scratch;
@@ -341,25 +346,25 @@ class GptOssCuda final : public models::LoadedModel {
   DeviceBuffer tokens_dev_, partial_;
   DeviceBuffer pos_dev_;  // [2]: the first position of the pass, and the length after it
   DeviceBuffer argmax_values_, argmax_indices_, argmax_done_;
-  // The token the last forward_argmax() picked, left in tokens_dev_[0] for the decode step of
-  // session `picked_state_` at `picked_position_` (the step then needs no copy of its token).
-  std::uint64_t picked_state_ = 0;
-  std::int64_t picked_position_ = -1;
-  std::int32_t picked_token_ = -1, last_pick_ = -1;
-  // Greedy decoding runs one step ahead: once the step that picks token t at position p is
-  // queued, the step feeding t at p + 1 is queued behind it before the host waits for t, so the
-  // GPU goes on while the host takes t and comes back. A call feeding exactly that (session,
-  // position, token) finds its step queued; any other call first waits for it (what it wrote,
-  // the cache row at p + 1 past the session's length, the token slot and logits, is then
-  // overwritten or unused).
-  struct Ahead {
+  // One token fed to a session at a position: what a later call may find prepared.
+  struct Feed {
     std::uint64_t state = 0;
     std::int64_t position = -1;
     std::int32_t token = -1;
-    int slot = 0;
+    bool is(const CudaState& st, std::int64_t position_now, std::span<const std::int32_t> tokens) const {
+      return tokens.size() == 1 && state == st.id() && position == position_now && token == tokens[0];
+    }
   };
-  std::optional<Ahead> ahead_;
-  std::array<Event, 2> step_done_;  // per slot (position & 1): that step's pick is in host_pick_[slot]
+  std::int32_t last_pick_ = -1;  // what the last forward_argmax() picked
+  // The pick is in tokens_dev_[0] for this feed: its step needs no copy of its token.
+  std::optional<Feed> picked_;
+  // Greedy decoding runs one step ahead: once the step that picks token t at position p is
+  // queued, the step feeding t at p + 1 is queued behind it before the host waits for t, so the
+  // GPU goes on while the host takes t and comes back. A call that is exactly this feed finds
+  // its step queued; any other call first waits for it (what it wrote, the cache row at p + 1
+  // past the session's length, the token slot and logits, is then overwritten or unused).
+  std::optional<Feed> ahead_;
+  std::array<Event, 2> step_done_;  // per slot: that step's pick is in host_pick_[slot]
   DeviceBuffer counts_, sorted_pair_, row_of_pair_, active_experts_, slot_offsets_, active_count_, tile_slot_,
       tile_row_, tile_count_;
   DeviceBuffer xs_, act_, ys_;
@@ -842,12 +847,18 @@ Status GptOssCuda::logits_rows(std::int64_t first_row, std::int64_t rows, bool d
   return Status::ok();
 }
 
-Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos, int slot) {
-  cudaStream_t s = stream_.get();
-  std::int32_t* hp = host_pos_.as<std::int32_t>() + 2 * slot;
+Status GptOssCuda::queue_positions(std::int64_t pos) {
+  std::int32_t* hp = host_pos_.as<std::int32_t>() + 2 * slot_of(pos);
   hp[0] = static_cast<std::int32_t>(pos);
   hp[1] = static_cast<std::int32_t>(pos + 1);
-  DAY0_K(cudaMemcpyAsync(pos_dev_.get(), hp, 8, cudaMemcpyHostToDevice, s), "copying positions");
+  DAY0_K(cudaMemcpyAsync(pos_dev_.get(), hp, 8, cudaMemcpyHostToDevice, stream_.get()), "copying positions");
+  return Status::ok();
+}
+
+Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos) {
+  cudaStream_t s = stream_.get();
+  const int slot = slot_of(pos);
+  DAY0_RETURN_IF_ERROR(queue_positions(pos));
   DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
   DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>() + slot, tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
          "picking a token");
@@ -855,7 +866,7 @@ Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos, int slot) {
   return Status::ok();
 }
 
-Status GptOssCuda::finish_greedy_step(CudaState& st, std::int64_t pos, int slot) {
+Status GptOssCuda::finish_greedy_step(CudaState& st, std::int64_t pos) {
   // The step after this one reads the token this one leaves in tokens_dev_[0]; its cache row
   // (pos + 1) was reserved with this call's.
   const std::int64_t next = pos + 1;
@@ -863,20 +874,14 @@ Status GptOssCuda::finish_greedy_step(CudaState& st, std::int64_t pos, int slot)
   if (run_ahead) {
     // Recorded before it is queued, with no token yet: if anything below fails, the next call
     // still waits for whatever reached the stream before touching the buffers.
-    ahead_ = Ahead{st.id(), next, -1, static_cast<int>(next & 1)};
-    picked_state_ = 0;  // the step ahead overwrites the token slot
-    DAY0_RETURN_IF_ERROR(queue_step(st, next, static_cast<int>(next & 1)));
+    ahead_ = Feed{st.id(), next, -1};
+    DAY0_RETURN_IF_ERROR(queue_step(st, next));
   }
-  DAY0_K(cudaEventSynchronize(step_done_[static_cast<std::size_t>(slot)].get()), "running gpt-oss on the GPU");
-  last_pick_ = host_pick_.as<std::int32_t>()[slot];
+  DAY0_K(cudaEventSynchronize(step_done_[static_cast<std::size_t>(slot_of(pos))].get()), "running gpt-oss on the GPU");
+  last_pick_ = host_pick_.as<std::int32_t>()[slot_of(pos)];
   st.length_ = next;
-  if (run_ahead) {
-    ahead_->token = last_pick_;
-  } else {
-    picked_state_ = st.id();
-    picked_position_ = next;
-    picked_token_ = last_pick_;
-  }
+  // The step ahead overwrites the token slot; without it the pick stays there for the next call.
+  (run_ahead ? ahead_ : picked_) = Feed{st.id(), next, last_pick_};
   return Status::ok();
 }
 
@@ -898,18 +903,16 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
   cudaStream_t s = stream_.get();
   const bool greedy_step = T == 1 && pick && logits == nullptr && trace == nullptr;
   if (ahead_) {
-    const Ahead ahead = *ahead_;
+    const Feed ahead = *ahead_;
     ahead_.reset();
-    if (greedy_step && ahead.state == st.id() && ahead.position == pos0 && ahead.token == tokens[0])
-      return finish_greedy_step(st, pos0, ahead.slot);
+    if (greedy_step && ahead.is(st, pos0, tokens)) return finish_greedy_step(st, pos0);
     DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
   }
   // One row more than this call needs: the greedy step after it runs ahead in the same buffers.
   DAY0_RETURN_IF_ERROR(st.reserve(std::min(pos0 + T + 1, s_.max_positions), s));
   // The greedy decode loop feeds back the token the previous step picked: it is on the GPU already.
-  const bool token_on_device =
-      T == 1 && picked_state_ == st.id() && picked_position_ == pos0 && picked_token_ == tokens[0];
-  picked_state_ = 0;
+  const bool token_on_device = picked_ && picked_->is(st, pos0, tokens);
+  picked_.reset();
   const std::int64_t first_logit = T - logit_rows;
   for (std::int64_t done = 0; done < T;) {
     const std::int64_t n = std::min(chunk_, T - done);
@@ -933,14 +936,10 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
       }
     }
     if (greedy_step && st.graph_.valid()) {
-      const int slot = static_cast<int>(pos & 1);
-      DAY0_RETURN_IF_ERROR(queue_step(st, pos, slot));
-      return finish_greedy_step(st, pos, slot);
+      DAY0_RETURN_IF_ERROR(queue_step(st, pos));
+      return finish_greedy_step(st, pos);
     }
-    host_pos_.as<std::int32_t>()[0] = static_cast<std::int32_t>(pos);
-    host_pos_.as<std::int32_t>()[1] = static_cast<std::int32_t>(pos + 1);
-    DAY0_K(cudaMemcpyAsync(pos_dev_.get(), host_pos_.as<std::int32_t>(), 8, cudaMemcpyHostToDevice, s),
-           "copying positions");
+    DAY0_RETURN_IF_ERROR(queue_positions(pos));
     if (decode) {
       if (st.graph_.valid()) {
         DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
@@ -968,9 +967,7 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
   st.length_ = pos0 + T;
   if (pick) {
     last_pick_ = host_pick_.as<std::int32_t>()[0];
-    picked_state_ = st.id();
-    picked_position_ = st.length_;
-    picked_token_ = last_pick_;
+    picked_ = Feed{st.id(), st.length_, last_pick_};
   }
   return Status::ok();
 }
