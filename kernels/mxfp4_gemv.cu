@@ -1,5 +1,7 @@
 #include "mxfp4_gemv.h"
 
+#include <algorithm>
+
 #include "moe_routing.h"
 #include "split_int8.cuh"
 
@@ -7,188 +9,268 @@ namespace day0::kernels {
 namespace {
 
 constexpr int kWarps = 8;
-constexpr int kMinCtas = 3;  // register cap (85): three CTAs per multiprocessor, one wave at gpt-oss shapes
-constexpr int kRows = 4;     // rows per warp pass: one input block load serves all of them
-constexpr int kUnroll = 2;   // blocks per lane per row in flight (the rows are prefetched into the L2)
-constexpr int kPasses = 32 / (2 * kWarps);  // gate_up: 2 units per pass, 32 units per CTA
-constexpr int kDownRows = 8;                // output rows of one down CTA: 2 tasks of kRows per routed expert
+#ifndef DAY0_MXFP4_MIN_CTAS
+#define DAY0_MXFP4_MIN_CTAS 3
+#endif
+#ifndef DAY0_MXFP4_UNROLL
+#define DAY0_MXFP4_UNROLL 2
+#endif
+constexpr int kMinCtas = DAY0_MXFP4_MIN_CTAS;  // register cap (85): three CTAs per multiprocessor, one wave at gpt-oss shapes
+constexpr int kTileRows = 16;  // rows of one MMA tile
+constexpr int kGroupBlocks = 4;  // 32-value blocks per MMA group: one per lane of a quad
+constexpr int kUnroll = DAY0_MXFP4_UNROLL;  // groups per lane in flight (two 16-byte loads each)
+constexpr int kGateUpTiles = 4;  // gate_up CTA: 32 units = 64 interleaved gate/up rows
+constexpr int kDownWarps = 16;   // down CTA: 16 rows, (routed expert, part of I) per warp
+constexpr int kDownSplits = 4;   // parts of I per routed expert
 
-// Split int8 blocks in shared memory: 64 bytes of values padded to 80 so that lanes reading
-// consecutive blocks hit distinct banks, then the block scales.
-constexpr int kStagedStride = 80;
+// Split int8 vectors as MMA B operands in shared memory: the blocks as they are (64 bytes: hi,
+// lo), then one zero block (read by the lanes whose B columns belong to another block), then the
+// block scales / 254 (zero past the last block up to a multiple of 4). The zero block sits 16
+// bytes past a 128-byte boundary: its two 16-byte reads then fall in banks that no lane reading a
+// real block uses in the same quarter warp.
+constexpr int kStagedBlock = 64;
 
-// Stages `vectors` consecutive split int8 vectors of nb blocks (q, scale) into shared memory:
-// values at [v * nb + b] * kStagedStride, scales after all values. All loads of a thread are in
-// flight before its first store; ends with a barrier.
-__device__ __forceinline__ void stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
-                                                 int vectors, int nb, uint8_t* smem) {
-  constexpr int kU = 4;
-  const int n = vectors * nb * 4;  // 16-byte pieces
-  float* scales = reinterpret_cast<float*>(smem + static_cast<size_t>(vectors) * nb * kStagedStride);
-  for (int base = 0; base < n; base += blockDim.x * kU) {
-    int4 v[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
-      v[u] = i < n ? __ldg(reinterpret_cast<const int4*>(q) + i) : make_int4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
-      if (i < n) *reinterpret_cast<int4*>(smem + (i >> 2) * kStagedStride + (i & 3) * 16) = v[u];
-    }
-  }
-  const int blocks = vectors * nb;
-  for (int base = 0; base < blocks; base += blockDim.x * kU) {
-    float v[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
-      v[u] = i < blocks ? __ldg(scale + i) : 0.0f;
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
-      if (i < blocks) scales[i] = v[u];
-    }
-  }
-  __syncthreads();
+__host__ __device__ constexpr int zero_offset(int vectors, int nb) {
+  return (vectors * nb * kStagedBlock + 127) / 128 * 128 + 16;
 }
 
-// kRows rows of MXFP4 blocks (row r: `blocks[r]` [nb] x 16 bytes, `scales[r]` [nb]) dotted with
-// one split int8 vector staged in shared memory (q: nb blocks kStagedStride apart, s [nb]). Lane l takes blocks l, l +
-// 32, ...: one 16-byte load per block (a warp reads 512 contiguous bytes of a row), kRows x kUnroll loads in flight
-// before the first use. Every lane gets the sums.
-__device__ __forceinline__ void mxfp4_rows_dot(const uint4* const (&blocks)[kRows],
-                                               const uint8_t* const (&scales)[kRows], const uint8_t* q, const float* s,
-                                               int nb, int lane, float (&out)[kRows]) {
-  float acc[kRows];
+__host__ __device__ constexpr int staged_bytes(int vectors, int nb) {
+  const int padded = (nb + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks;
+  return zero_offset(vectors, nb) + 32 + vectors * padded * 4;
+}
+
+// Stages `vectors` consecutive split int8 vectors of nb blocks (q, scale) into shared memory in
+// the layout above. All loads of a thread are in flight before its first store; ends with a
+// barrier. Returns the scales' address.
+__device__ __forceinline__ const float* stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
+                                                         int vectors, int nb, uint8_t* smem) {
+  constexpr int kU = 4;
+  const int n = vectors * nb * kStagedBlock / 16;
+  const int padded = (nb + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks;
+  uint8_t* zero = smem + zero_offset(vectors, nb);
+  float* scales = reinterpret_cast<float*>(zero + 32);
+  for (int base = 0; base < n; base += blockDim.x * kU) {
+    uint4 v[kU];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
-  for (int b0 = lane; b0 < nb; b0 += 32 * kUnroll) {
-    uint4 w[kRows][kUnroll];
-    uint32_t sc[kRows][kUnroll];
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
+    }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int b = b0 + 32 * u;
-      const bool in = b < nb;
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      if (i < n) reinterpret_cast<uint4*>(smem)[i] = v[u];
+    }
+  }
+  if (threadIdx.x < 8) reinterpret_cast<uint32_t*>(zero)[threadIdx.x] = 0u;
+  for (int i = threadIdx.x; i < vectors * padded; i += blockDim.x) {
+    const int v = i / padded, b = i - v * padded;
+    scales[i] = b < nb ? __ldg(scale + v * nb + b) * (1.0f / 254.0f) : 0.0f;
+  }
+  __syncthreads();
+  return scales;
+}
+
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// Four E2M1 codes (the low 16 bits of `codes`) as int8 twice their magnitude when positive,
+// 0 when negative: the selector's bit 3 (the code's sign) makes prmt replicate the selected
+// byte's sign bit, which is 0 in this table.
+__device__ __forceinline__ uint32_t e2m1x4_positive(uint32_t codes) { return prmt(0x03020100u, 0x0C080604u, codes); }
+
+// D += A (16 x 32 int8, row) * B (32 x 8 int8, col), int32 accumulators.
+__device__ __forceinline__ void mma_s8(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                       uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// A 16-row tile of MXFP4 rows dotted with one staged split int8 vector over the groups [q0, q1)
+// of four blocks, by int8 tensor-core MMAs. Lane (g, t) = (lane / 4, lane % 4) loads block
+// 4q + t of rows g and g + 8 (16 bytes each: a quad reads 64 contiguous bytes of a row). One
+// MMA takes 8 codes of each of the group's 4 blocks: the k indices of the A and B fragments that
+// lane t holds (4t..4t+3 and 16+4t..16+4t+3) belong to block t, and B column 2b + level holds
+// block b's hi or lo values, zero elsewhere, so C column 2t + level is the dot product of block t
+// alone: lane (g, t) ends the group with rows g and g + 8 of its own block, exact in int32, and
+// applies that block's scales. Negative codes go through a second MMA into their own accumulators
+// (subtracted at the end), so the decode is two byte permutes per 4 codes. rows / scales: row g's and row g + 8's blocks and scales;
+// vec: the staged vector's first block; zero: the staged zero block; sx: the vector's scales
+// / 254. out: rows g and g + 8, summed over the quad.
+template <int kU>
+__device__ __forceinline__ void mxfp4_tile_dot(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2],
+                                               const uint8_t* vec, const uint8_t* zero, const float* sx, int nb,
+                                               int q0, int q1, int lane, float (&out)[2]) {
+  const int g = lane >> 2, t = lane & 3;
+  const bool real_b = (g >> 1) == t;  // this lane's B columns (2g, 2g+1 / 2) are block t's
+  const int level = (g & 1) * 32;
+  float acc0 = 0.0f, acc1 = 0.0f;
+  for (int qq = q0; qq < q1; qq += kU) {
+    uint4 w[kU][2];
+    uint32_t sc[kU][2];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        w[r][u] = in ? __ldg(blocks[r] + b) : make_uint4(0, 0, 0, 0);
-        sc[r][u] = in ? __ldg(scales[r] + b) : 0u;
+    for (int u = 0; u < kU; ++u) {
+      const int b = (qq + u) * kGroupBlocks + t;
+      const bool in = qq + u < q1 && b < nb;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        w[u][r] = in ? __ldg(rows[r] + b) : make_uint4(0, 0, 0, 0);
+        sc[u][r] = in ? __ldg(scales[r] + b) : 0u;
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int b = b0 + 32 * u;
-      if (b >= nb) break;
-      const int4* xb = reinterpret_cast<const int4*>(q + b * kStagedStride);
-      const int4 h0 = xb[0], h1 = xb[1], l0 = xb[2], l1 = xb[3];
-      const float xs = s[b];
+    for (int u = 0; u < kU; ++u) {
+      const int q = qq + u;
+      if (q >= q1) break;
+      const int b = q * kGroupBlocks + t;
+      const uint8_t* src = real_b && b < nb ? vec + b * kStagedBlock + level : zero;
+      const uint4 x0 = *reinterpret_cast<const uint4*>(src), x1 = *reinterpret_cast<const uint4*>(src + 16);
+      const uint32_t xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+      const uint32_t wg[4] = {w[u][0].x, w[u][0].y, w[u][0].z, w[u][0].w};
+      const uint32_t wh[4] = {w[u][1].x, w[u][1].y, w[u][1].z, w[u][1].w};
+      int cp[4] = {0, 0, 0, 0}, cn[4] = {0, 0, 0, 0};  // positive and negative codes
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        acc[r] = fmaf(detail::mxfp4_split_int8_dot(w[r][u], h0, h1, l0, l1), xs * detail::e8m0_half(sc[r][u]), acc[r]);
+      for (int m = 0; m < 4; ++m) {  // word m: codes 8m..8m+7 of the block
+        const uint32_t a = wg[m], h = wh[m], an = a ^ 0x88888888u, hn = h ^ 0x88888888u;
+        mma_s8(cp, e2m1x4_positive(a), e2m1x4_positive(h), e2m1x4_positive(a >> 16), e2m1x4_positive(h >> 16),
+               xv[2 * m], xv[2 * m + 1]);
+        mma_s8(cn, e2m1x4_positive(an), e2m1x4_positive(hn), e2m1x4_positive(an >> 16), e2m1x4_positive(hn >> 16),
+               xv[2 * m], xv[2 * m + 1]);
+      }
+      const int c[4] = {cp[0] - cn[0], cp[1] - cn[1], cp[2] - cn[2], cp[3] - cn[3]};
+      const float x = sx[b];
+      acc0 = fmaf(static_cast<float>(c[0] * 254 + c[1]), x * detail::e8m0_half(sc[u][0]), acc0);
+      acc1 = fmaf(static_cast<float>(c[2] * 254 + c[3]), x * detail::e8m0_half(sc[u][1]), acc1);
     }
   }
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) out[r] = detail::warp_sum(acc[r]);
+  acc0 += __shfl_xor_sync(0xffffffffu, acc0, 1);
+  acc1 += __shfl_xor_sync(0xffffffffu, acc1, 1);
+  acc0 += __shfl_xor_sync(0xffffffffu, acc0, 2);
+  acc1 += __shfl_xor_sync(0xffffffffu, acc1, 2);
+  out[0] = acc0;
+  out[1] = acc1;
 }
 
-// One CTA per (32 units of I, routed pair): warp w computes units 8w .. 8w + 7 in kPasses
-// passes of two (gate_up rows 16w .. 16w + 15 of the expert: gate, up, gate, up, ..., all
-// prefetched into the L2 first), the CTA then writes the 32 activations as one split int8 block.
+// The groups [q0, q1) of part `split` of `splits` of ng groups.
+__device__ __forceinline__ void split_range(int ng, int split, int splits, int& q0, int& q1) {
+  const int per = (ng + splits - 1) / splits;
+  q0 = min(ng, split * per);
+  q1 = min(ng, q0 + per);
+}
+
+// Starts fetching a tile's rows (16 consecutive rows of nb blocks and scales) into the L2: part
+// `split` of `splits` of the bytes, spread over the lanes of a warp.
+__device__ __forceinline__ void prefetch_tile(const uint8_t* blocks, int nb, int split, int splits, int lane) {
+  const int64_t bytes = static_cast<int64_t>(kTileRows) * nb * 16;
+  const int64_t per = (bytes + splits - 1) / splits;
+  const int64_t begin = min(bytes, split * per), end = min(bytes, begin + per);
+  detail::prefetch_l2_warp(blocks + begin, end - begin, lane);
+}
+
+// One CTA per (32 units of I, routed pair): the 64 gate/up rows (interleaved) are 4 tiles; warp w
+// takes tile w % 4 over half w / 4 of H, the CTA adds the halves, applies the activation and
+// writes the 32 units as one split int8 block.
 __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
     gate_up_kernel(MoeDecodeArgs a, const int8_t* __restrict__ x_q, const float* __restrict__ x_scale,
                    int8_t* __restrict__ act_q, float* __restrict__ act_scale) {
+  constexpr int kSplits = kWarps / kGateUpTiles;
   extern __shared__ __align__(16) uint8_t staged[];
-  __shared__ float act[32];
+  __shared__ float part[kSplits][kGateUpTiles * kTileRows];
   detail::pdl_wait();  // the routes and inputs come from the router
   detail::pdl_release();
-  const int H = a.hidden, I = a.inter, nb = H / 32;
+  const int H = a.hidden, I = a.inter, nb = H / 32, ng = (nb + kGroupBlocks - 1) / kGroupBlocks;
   const int64_t pair = blockIdx.y, t = pair / a.top_k;
   const int64_t e = a.ids[pair];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // The warp's rows (contiguous) start coming into the L2 while the input is staged.
-  detail::prefetch_l2_warp(a.gate_up_blocks + (e * 2 * I + 2 * (blockIdx.x * 32 + warp * 2 * kPasses)) * nb * 16,
-                           static_cast<int64_t>(kPasses * kRows) * nb * 16, lane);
-  stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged);
-  const uint8_t* q = staged;
-  const float* s = reinterpret_cast<const float*>(staged + nb * kStagedStride);
-#pragma unroll
-  for (int pass = 0; pass < kPasses; ++pass) {
-    const int unit = blockIdx.x * 32 + warp * 2 * kPasses + pass * 2;  // units unit, unit + 1
-    const int64_t row0 = e * 2 * I + 2 * unit;
-    const uint4* blocks[kRows];
-    const uint8_t* scales[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      blocks[r] = reinterpret_cast<const uint4*>(a.gate_up_blocks + (row0 + r) * nb * 16);
-      scales[r] = a.gate_up_scales + (row0 + r) * nb;
-    }
-    float dots[kRows];
-    mxfp4_rows_dot(blocks, scales, q, s, nb, lane, dots);
-    if (lane < 2) {
-      const int64_t gate_row = row0 + 2 * lane;
-      const float g = lane == 0 ? dots[0] : dots[2], u = lane == 0 ? dots[1] : dots[3];
-      const float gate = fminf(g + a.gate_up_bias[gate_row], a.swiglu_limit);
-      const float up = fminf(fmaxf(u + a.gate_up_bias[gate_row + 1], -a.swiglu_limit), a.swiglu_limit);
-      const float glu = gate / (1.0f + expf(-gate * a.swiglu_alpha));
-      act[warp * 2 * kPasses + pass * 2 + lane] = (up + 1.0f) * glu;
-    }
+  const int tile = warp % kGateUpTiles, split = warp / kGateUpTiles;
+  const int64_t row0 = e * 2 * I + 2 * static_cast<int64_t>(blockIdx.x) * 32 + tile * kTileRows;
+  // The warp's rows start coming into the L2 while the input is staged.
+  prefetch_tile(a.gate_up_blocks + row0 * nb * 16, nb, split, kSplits, lane);
+  const float* sx = stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged);
+  const int g = lane >> 2;
+  const uint4* rows[2] = {reinterpret_cast<const uint4*>(a.gate_up_blocks + (row0 + g) * nb * 16),
+                          reinterpret_cast<const uint4*>(a.gate_up_blocks + (row0 + g + 8) * nb * 16)};
+  const uint8_t* scales[2] = {a.gate_up_scales + (row0 + g) * nb, a.gate_up_scales + (row0 + g + 8) * nb};
+  int q0, q1;
+  split_range(ng, split, kSplits, q0, q1);
+  float dots[2];
+  mxfp4_tile_dot<kUnroll>(rows, scales, staged, staged + zero_offset(1, nb), sx, nb, q0, q1, lane, dots);
+  if ((lane & 3) == 0) {
+    part[split][tile * kTileRows + g] = dots[0];
+    part[split][tile * kTileRows + g + 8] = dots[1];
   }
   __syncthreads();
-  if (warp == 0)
-    detail::quantize_block_split_int8(act[lane], lane, act_q + (pair * (I / 32) + blockIdx.x) * kSplitInt8BlockBytes,
+  if (warp == 0) {
+    // Unit u: gate row 2u, up row 2u + 1 of the CTA.
+    float gsum = 0.0f, usum = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kSplits; ++s) {
+      gsum += part[s][2 * lane];
+      usum += part[s][2 * lane + 1];
+    }
+    const int64_t gate_row = e * 2 * I + 2 * (static_cast<int64_t>(blockIdx.x) * 32 + lane);
+    const float gate = fminf(gsum + a.gate_up_bias[gate_row], a.swiglu_limit);
+    const float up = fminf(fmaxf(usum + a.gate_up_bias[gate_row + 1], -a.swiglu_limit), a.swiglu_limit);
+    const float glu = gate / (1.0f + expf(-gate * a.swiglu_alpha));
+    detail::quantize_block_split_int8((up + 1.0f) * glu, lane,
+                                      act_q + (pair * (I / 32) + blockIdx.x) * kSplitInt8BlockBytes,
                                       act_scale + pair * (I / 32) + blockIdx.x);
+  }
 }
 
-// One CTA per kDownRows output rows of a token: warp w takes (expert slot j, quarter) tasks
-// w, w + 8, ... (the later ones prefetched into the L2 first), the CTA adds the k weighted
-// results to the residual in slot order.
-__global__ void __launch_bounds__(kWarps * 32, kMinCtas)
+// One CTA per 16 output rows of a token: warp w takes (expert slot j, part s of I) tasks w,
+// w + 16, ... (their rows prefetched into the L2 first); the CTA adds the k weighted results to
+// the residual in slot order.
+__global__ void __launch_bounds__(kDownWarps * 32, 2)
     down_kernel(MoeDecodeArgs a, const int8_t* __restrict__ act_q, const float* __restrict__ act_scale,
                 float* __restrict__ residual) {
-  constexpr int kQuarters = kDownRows / kRows;
   extern __shared__ __align__(16) uint8_t staged[];
-  __shared__ float part[kRouterMaxTopK][kDownRows];
-  const int H = a.hidden, I = a.inter, k = a.top_k, nb = I / 32;
+  __shared__ float part[kRouterMaxTopK][kDownSplits][kTileRows];
+  const int H = a.hidden, I = a.inter, k = a.top_k, nb = I / 32, ng = (nb + kGroupBlocks - 1) / kGroupBlocks;
   const int64_t t = blockIdx.y;
-  const int h0 = blockIdx.x * kDownRows;
+  const int h0 = blockIdx.x * kTileRows;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const auto first_row = [&](int task) {
-    return a.ids[t * k + task / kQuarters] * H + h0 + (task % kQuarters) * kRows;
-  };
+  const auto first_row = [&](int task) { return static_cast<int64_t>(a.ids[t * k + task / kDownSplits]) * H + h0; };
   // The routes were final before gate_up released this launch (it waits for the router first),
   // so the experts' rows can be fetched while gate_up finishes.
-  for (int task = warp; task < kQuarters * k; task += kWarps)
-    detail::prefetch_l2_warp(a.down_blocks + first_row(task) * nb * 16, static_cast<int64_t>(kRows) * nb * 16, lane);
+  for (int task = warp; task < kDownSplits * k; task += kDownWarps)
+    prefetch_tile(a.down_blocks + first_row(task) * nb * 16, nb, task % kDownSplits, kDownSplits, lane);
   detail::pdl_wait();
   detail::pdl_release();
-  stage_split_int8(act_q + t * k * nb * kSplitInt8BlockBytes, act_scale + t * k * nb, k, nb, staged);
-  const float* staged_scales = reinterpret_cast<const float*>(staged + k * nb * kStagedStride);
-  for (int task = warp; task < kQuarters * k; task += kWarps) {
-    const int j = task / kQuarters, quarter = task % kQuarters;
-    const int64_t pair = t * k + j;
+  const float* sx = stage_split_int8(act_q + t * k * nb * kSplitInt8BlockBytes, act_scale + t * k * nb, k, nb, staged);
+  const int padded = ng * kGroupBlocks;
+  const uint8_t* zero = staged + zero_offset(k, nb);
+  const int g = lane >> 2;
+  for (int task = warp; task < kDownSplits * k; task += kDownWarps) {
+    const int j = task / kDownSplits, split = task % kDownSplits;
     const int64_t row0 = first_row(task);
-    const uint4* blocks[kRows];
-    const uint8_t* scales[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      blocks[r] = reinterpret_cast<const uint4*>(a.down_blocks + (row0 + r) * nb * 16);
-      scales[r] = a.down_scales + (row0 + r) * nb;
-    }
-    float dots[kRows];
-    mxfp4_rows_dot(blocks, scales, staged + j * nb * kStagedStride, staged_scales + j * nb, nb, lane, dots);
-    if (lane < kRows) {
-      const float d = lane == 0 ? dots[0] : lane == 1 ? dots[1] : lane == 2 ? dots[2] : dots[3];
-      part[j][quarter * kRows + lane] = a.weights[pair] * (d + a.down_bias[row0 + lane]);
+    const uint4* rows[2] = {reinterpret_cast<const uint4*>(a.down_blocks + (row0 + g) * nb * 16),
+                            reinterpret_cast<const uint4*>(a.down_blocks + (row0 + g + 8) * nb * 16)};
+    const uint8_t* scales[2] = {a.down_scales + (row0 + g) * nb, a.down_scales + (row0 + g + 8) * nb};
+    int q0, q1;
+    split_range(ng, split, kDownSplits, q0, q1);
+    float dots[2];
+    mxfp4_tile_dot<kUnroll>(rows, scales, staged + j * nb * kStagedBlock, zero, sx + j * padded, nb, q0, q1, lane, dots);
+    if ((lane & 3) == 0) {
+      part[j][split][g] = dots[0];
+      part[j][split][g + 8] = dots[1];
     }
   }
   __syncthreads();
-  if (threadIdx.x < kDownRows) {
+  if (threadIdx.x < kTileRows) {
+    const int r = threadIdx.x;
     float total = 0.0f;
-    for (int j = 0; j < k; ++j) total += part[j][threadIdx.x];
-    residual[t * H + h0 + threadIdx.x] += total;
+    for (int j = 0; j < k; ++j) {
+      float d = 0.0f;
+#pragma unroll
+      for (int s = 0; s < kDownSplits; ++s) d += part[j][s][r];
+      total += a.weights[t * k + j] * (d + a.down_bias[static_cast<int64_t>(a.ids[t * k + j]) * H + h0 + r]);
+    }
+    residual[t * H + h0 + r] += total;
   }
 }
 
@@ -200,10 +282,10 @@ __global__ void __launch_bounds__(kWarps * 32)
   detail::quantize_block_split_int8(x[b * 32 + lane], lane, q + b * kSplitInt8BlockBytes, scale + b);
 }
 
-// Raises a kernel's dynamic shared memory limit when `bytes` needs it (more than the default
-// 48 KB; the hardware allows about 227 KB).
+// Raises a kernel's dynamic shared memory limit when `bytes` needs it (static and dynamic
+// together past the default 48 KB; the hardware allows about 227 KB).
 cudaError_t set_smem(const void* kernel, size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
+  if (bytes <= 40 * 1024) return cudaSuccess;  // the kernels' static shared memory is at most 8 KB
   if (bytes > 227 * 1024) return cudaErrorInvalidValue;
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
@@ -233,7 +315,7 @@ cudaError_t moe_decode_gate_up(const MoeDecodeArgs& a, const int8_t* x_q, const 
     return cudaErrorInvalidValue;
   if (a.T == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(a.inter / 32), static_cast<unsigned>(a.T * a.top_k));
-  const size_t smem = static_cast<size_t>(a.hidden / 32) * (kStagedStride + 4);
+  const size_t smem = staged_bytes(1, a.hidden / 32);
   if (const cudaError_t e = set_smem(reinterpret_cast<const void*>(gate_up_kernel), smem); e != cudaSuccess) return e;
   return detail::launch_pdl(gate_up_kernel, grid, dim3(kWarps * 32), smem, stream, a, x_q, x_scale, act_q, act_scale);
 }
@@ -242,11 +324,11 @@ cudaError_t moe_decode_down(const MoeDecodeArgs& a, const int8_t* act_q, const f
                             cudaStream_t stream) {
   if (!valid(a) || act_q == nullptr || act_scale == nullptr || residual == nullptr) return cudaErrorInvalidValue;
   if (a.T == 0) return cudaSuccess;
-  if (a.hidden % kDownRows != 0) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(a.hidden / kDownRows), static_cast<unsigned>(a.T));
-  const size_t smem = static_cast<size_t>(a.top_k) * (a.inter / 32) * (kStagedStride + 4);
+  if (a.hidden % kTileRows != 0) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(a.hidden / kTileRows), static_cast<unsigned>(a.T));
+  const size_t smem = staged_bytes(a.top_k, a.inter / 32);
   if (const cudaError_t e = set_smem(reinterpret_cast<const void*>(down_kernel), smem); e != cudaSuccess) return e;
-  return detail::launch_pdl(down_kernel, grid, dim3(kWarps * 32), smem, stream, a, act_q, act_scale, residual);
+  return detail::launch_pdl(down_kernel, grid, dim3(kDownWarps * 32), smem, stream, a, act_q, act_scale, residual);
 }
 
 }  // namespace day0::kernels
