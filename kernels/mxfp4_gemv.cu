@@ -162,11 +162,11 @@ __device__ __forceinline__ void split_range(int ng, int split, int splits, int& 
   q1 = min(ng, q0 + per);
 }
 
-// Starts fetching a tile's rows (16 consecutive rows of nb blocks and scales) into the L2: part
-// `split` of `splits` of the bytes, spread over the lanes of a warp.
+// Starts fetching a tile's codes (16 consecutive rows of nb blocks) into the L2: part `split` of
+// `splits` of the bytes.
 __device__ __forceinline__ void prefetch_tile(const uint8_t* blocks, int nb, int split, int splits, int lane) {
   const int64_t bytes = static_cast<int64_t>(kTileRows) * nb * 16;
-  const int64_t per = (bytes + splits - 1) / splits;
+  const int64_t per = (bytes / 16 + splits - 1) / splits * 16;
   const int64_t begin = min(bytes, split * per), end = min(bytes, begin + per);
   detail::prefetch_l2_warp(blocks + begin, end - begin, lane);
 }
