@@ -9,16 +9,10 @@ namespace day0::kernels {
 namespace {
 
 constexpr int kWarps = 8;
-#ifndef DAY0_MXFP4_MIN_CTAS
-#define DAY0_MXFP4_MIN_CTAS 3
-#endif
-#ifndef DAY0_MXFP4_UNROLL
-#define DAY0_MXFP4_UNROLL 2
-#endif
-constexpr int kMinCtas = DAY0_MXFP4_MIN_CTAS;  // register cap (85): three CTAs per multiprocessor, one wave at gpt-oss shapes
-constexpr int kTileRows = 16;  // rows of one MMA tile
+constexpr int kMinCtas = 3;      // gate_up register cap (85): 3 CTAs per multiprocessor, one wave
+constexpr int kTileRows = 16;    // rows of one MMA tile
 constexpr int kGroupBlocks = 4;  // 32-value blocks per MMA group: one per lane of a quad
-constexpr int kUnroll = DAY0_MXFP4_UNROLL;  // groups per lane in flight (two 16-byte loads each)
+constexpr int kUnroll = 2;       // groups per lane in flight (two 16-byte loads each)
 constexpr int kGateUpTiles = 4;  // gate_up CTA: 32 units = 64 interleaved gate/up rows
 constexpr int kDownWarps = 16;   // down CTA: 16 rows, (routed expert, part of I) per warp
 constexpr int kDownSplits = 4;   // parts of I per routed expert
@@ -98,13 +92,14 @@ __device__ __forceinline__ void mma_s8(int (&d)[4], uint32_t a0, uint32_t a1, ui
 // block b's hi or lo values, zero elsewhere, so C column 2t + level is the dot product of block t
 // alone: lane (g, t) ends the group with rows g and g + 8 of its own block, exact in int32, and
 // applies that block's scales. Negative codes go through a second MMA into their own accumulators
-// (subtracted at the end), so the decode is two byte permutes per 4 codes. rows / scales: row g's and row g + 8's blocks and scales;
-// vec: the staged vector's first block; zero: the staged zero block; sx: the vector's scales
-// / 254. out: rows g and g + 8, summed over the quad.
+// (subtracted at the end), so the decode is two byte permutes per 4 codes.
+// rows / scales: row g's and row g + 8's blocks and scales; vec: the staged vector's first block;
+// zero: the staged zero block; sx: the vector's scales / 254. out: rows g and g + 8, summed over
+// the quad.
 template <int kU>
 __device__ __forceinline__ void mxfp4_tile_dot(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2],
-                                               const uint8_t* vec, const uint8_t* zero, const float* sx, int nb,
-                                               int q0, int q1, int lane, float (&out)[2]) {
+                                               const uint8_t* vec, const uint8_t* zero, const float* sx, int nb, int q0,
+                                               int q1, int lane, float (&out)[2]) {
   const int g = lane >> 2, t = lane & 3;
   const bool real_b = (g >> 1) == t;  // this lane's B columns (2g, 2g+1 / 2) are block t's
   const int level = (g & 1) * 32;
@@ -254,7 +249,8 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
     int q0, q1;
     split_range(ng, split, kDownSplits, q0, q1);
     float dots[2];
-    mxfp4_tile_dot<kUnroll>(rows, scales, staged + j * nb * kStagedBlock, zero, sx + j * padded, nb, q0, q1, lane, dots);
+    mxfp4_tile_dot<kUnroll>(rows, scales, staged + j * nb * kStagedBlock, zero, sx + j * padded, nb, q0, q1, lane,
+                            dots);
     if ((lane & 3) == 0) {
       part[j][split][g] = dots[0];
       part[j][split][g + 8] = dots[1];

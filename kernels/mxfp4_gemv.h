@@ -5,9 +5,10 @@
 // gate_up blocks [E, 2I, H/32, 16], scales [E, 2I, H/32]; down blocks [E, H, I/32, 16],
 // scales [E, H, I/32]; biases fp32 [E, 2I] and [E, H]. H % 32 == I % 32 == 0.
 //
-// The inputs are split int8 vectors (below) so the inner loop is integer dot products (dp4a)
-// of table-decoded E2M1 codes: decoding 4-bit codes to floats costs more integer instructions
-// than the memory system leaves time for at HBM speed.
+// The inputs are split int8 vectors (below) so the inner loop is int8 tensor-core MMAs over
+// byte-permute-decoded E2M1 codes: 16-row tiles, exact int32 sums per 32-value block, the two
+// block scales applied in fp32. Decoding 4-bit codes to floats costs more instructions than the
+// memory system leaves time for at HBM speed.
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
