@@ -135,29 +135,44 @@ __device__ __forceinline__ float exp2_int(int e) {
   return e >= -126 ? __uint_as_float(static_cast<uint32_t>(e + 127) << 23) : __uint_as_float(1u << 22);
 }
 
-// Prefetches `bytes` bytes from `p` into the L2 with one bulk prefetch (the copy engine walks
-// the range; the warp's other lanes issue nothing): the 16-byte aligned interior of the range,
-// which is all of it for the weight rows the kernels prefetch.
+// Prefetches `bytes` bytes from `p` into the L2, the lanes of a warp together. On sm_90 one
+// bulk prefetch (the copy engine walks the range; the other lanes issue nothing) of the range's
+// 16-byte aligned interior, which is all of it for the weight rows the kernels prefetch; before
+// sm_90 a line prefetch per 128 bytes, spread over the lanes.
 __device__ __forceinline__ void prefetch_l2_warp(const void* p, int64_t bytes, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + 15) & ~uintptr_t{15};
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) & ~uintptr_t{15};
   if (lane == 0 && end > begin)
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(begin), "r"(static_cast<uint32_t>(end - begin))
                  : "memory");
+#else
+  const char* c = static_cast<const char*>(p);
+  for (int64_t off = static_cast<int64_t>(lane) * 128; off < bytes; off += 32 * 128)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
+#endif
 }
 
 // Programmatic dependent launch (decode kernels launched with launch_pdl()): a kernel may start
 // while the previous one in its stream finishes; pdl_wait() blocks until that one has completed
 // and its writes are visible, so everything before it may only read what no earlier kernel of
 // the step writes (weights). pdl_release() lets the next kernel start launching. Both are no-ops
-// for a kernel launched without the attribute.
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void pdl_release() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+// for a kernel launched without the attribute, and before sm_90 (no such launches there).
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // Launches `kernel` with programmatic stream serialisation on a created stream (the decode
-// step's), plainly on the legacy default stream.
+// step's) of an sm_90 or newer device; plainly on the legacy default stream and on older devices.
 template <typename... Params, typename... Args>
 cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                        Args&&... args) {
@@ -170,7 +185,11 @@ cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
-  config.numAttrs = stream != nullptr ? 1 : 0;
+  int device = 0, major = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device); e != cudaSuccess)
+    return e;
+  config.numAttrs = stream != nullptr && major >= 9 ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
