@@ -157,6 +157,21 @@ __device__ __forceinline__ void split_range(int ng, int split, int splits, int& 
   q1 = min(ng, q0 + per);
 }
 
+// Part `split` of `splits` of the groups of the 16-row tile whose first row is row0 of an MXFP4
+// matrix (blocks, scales) dotted with a staged vector: mxfp4_tile_dot() for this lane's rows g
+// and g + 8.
+__device__ __forceinline__ void tile_part_dot(const uint8_t* blocks, const uint8_t* scales, int64_t row0, int nb,
+                                              int split, int splits, const uint8_t* vec, const uint8_t* zero,
+                                              const float* sx, int lane, float (&out)[2]) {
+  const int64_t g = lane >> 2;
+  const uint4* rows[2] = {reinterpret_cast<const uint4*>(blocks + (row0 + g) * nb * 16),
+                          reinterpret_cast<const uint4*>(blocks + (row0 + g + 8) * nb * 16)};
+  const uint8_t* row_scales[2] = {scales + (row0 + g) * nb, scales + (row0 + g + 8) * nb};
+  int q0, q1;
+  split_range((nb + kGroupBlocks - 1) / kGroupBlocks, split, splits, q0, q1);
+  mxfp4_tile_dot<kUnroll>(rows, row_scales, vec, zero, sx, nb, q0, q1, lane, out);
+}
+
 // Starts fetching a tile's codes (16 consecutive rows of nb blocks) into the L2: part `split` of
 // `splits` of the bytes.
 __device__ __forceinline__ void prefetch_tile(const uint8_t* blocks, int nb, int split, int splits, int lane) {
@@ -177,7 +192,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   __shared__ float part[kSplits][kGateUpTiles * kTileRows];
   detail::pdl_wait();  // the routes and inputs come from the router
   detail::pdl_release();
-  const int H = a.hidden, I = a.inter, nb = H / 32, ng = (nb + kGroupBlocks - 1) / kGroupBlocks;
+  const int H = a.hidden, I = a.inter, nb = H / 32;
   const int64_t pair = blockIdx.y, t = pair / a.top_k;
   const int64_t e = a.ids[pair];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -187,13 +202,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   prefetch_tile(a.gate_up_blocks + row0 * nb * 16, nb, split, kSplits, lane);
   const float* sx = stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged);
   const int g = lane >> 2;
-  const uint4* rows[2] = {reinterpret_cast<const uint4*>(a.gate_up_blocks + (row0 + g) * nb * 16),
-                          reinterpret_cast<const uint4*>(a.gate_up_blocks + (row0 + g + 8) * nb * 16)};
-  const uint8_t* scales[2] = {a.gate_up_scales + (row0 + g) * nb, a.gate_up_scales + (row0 + g + 8) * nb};
-  int q0, q1;
-  split_range(ng, split, kSplits, q0, q1);
   float dots[2];
-  mxfp4_tile_dot<kUnroll>(rows, scales, staged, staged + zero_offset(1, nb), sx, nb, q0, q1, lane, dots);
+  tile_part_dot(a.gate_up_blocks, a.gate_up_scales, row0, nb, split, kSplits, staged, staged + zero_offset(1, nb), sx,
+                lane, dots);
   if ((lane & 3) == 0) {
     part[split][tile * kTileRows + g] = dots[0];
     part[split][tile * kTileRows + g + 8] = dots[1];
@@ -242,15 +253,9 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
   const int g = lane >> 2;
   for (int task = warp; task < kDownSplits * k; task += kDownWarps) {
     const int j = task / kDownSplits, split = task % kDownSplits;
-    const int64_t row0 = first_row(task);
-    const uint4* rows[2] = {reinterpret_cast<const uint4*>(a.down_blocks + (row0 + g) * nb * 16),
-                            reinterpret_cast<const uint4*>(a.down_blocks + (row0 + g + 8) * nb * 16)};
-    const uint8_t* scales[2] = {a.down_scales + (row0 + g) * nb, a.down_scales + (row0 + g + 8) * nb};
-    int q0, q1;
-    split_range(ng, split, kDownSplits, q0, q1);
     float dots[2];
-    mxfp4_tile_dot<kUnroll>(rows, scales, staged + j * nb * kStagedBlock, zero, sx + j * padded, nb, q0, q1, lane,
-                            dots);
+    tile_part_dot(a.down_blocks, a.down_scales, first_row(task), nb, split, kDownSplits, staged + j * nb * kStagedBlock,
+                  zero, sx + j * padded, lane, dots);
     if ((lane & 3) == 0) {
       part[j][split][g] = dots[0];
       part[j][split][g + 8] = dots[1];
