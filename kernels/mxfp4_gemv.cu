@@ -1,7 +1,5 @@
 #include "mxfp4_gemv.h"
 
-#include <algorithm>
-
 #include "moe_routing.h"
 #include "split_int8.cuh"
 
