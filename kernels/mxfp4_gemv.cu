@@ -22,13 +22,15 @@ constexpr int kDownSplits = 4;   // parts of I per routed expert
 // real block uses in the same quarter warp.
 constexpr int kStagedBlock = 64;
 
+// Groups of four blocks in a row of nb blocks (the last one may be partial).
+__host__ __device__ constexpr int group_count(int nb) { return (nb + kGroupBlocks - 1) / kGroupBlocks; }
+
 __host__ __device__ constexpr int zero_offset(int vectors, int nb) {
   return (vectors * nb * kStagedBlock + 127) / 128 * 128 + 16;
 }
 
 __host__ __device__ constexpr int staged_bytes(int vectors, int nb) {
-  const int padded = (nb + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks;
-  return zero_offset(vectors, nb) + 32 + vectors * padded * 4;
+  return zero_offset(vectors, nb) + 32 + vectors * group_count(nb) * kGroupBlocks * 4;
 }
 
 // Stages `vectors` consecutive split int8 vectors of nb blocks (q, scale) into shared memory in
@@ -38,7 +40,7 @@ __device__ __forceinline__ const float* stage_split_int8(const int8_t* __restric
                                                          int vectors, int nb, uint8_t* smem) {
   constexpr int kU = 4;
   const int n = vectors * nb * kStagedBlock / 16;
-  const int padded = (nb + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks;
+  const int padded = group_count(nb) * kGroupBlocks;
   uint8_t* zero = smem + zero_offset(vectors, nb);
   float* scales = reinterpret_cast<float*>(zero + 32);
   for (int base = 0; base < n; base += blockDim.x * kU) {
@@ -166,7 +168,7 @@ __device__ __forceinline__ void tile_part_dot(const uint8_t* blocks, const uint8
                           reinterpret_cast<const uint4*>(blocks + (row0 + g + 8) * nb * 16)};
   const uint8_t* row_scales[2] = {scales + (row0 + g) * nb, scales + (row0 + g + 8) * nb};
   int q0, q1;
-  split_range((nb + kGroupBlocks - 1) / kGroupBlocks, split, splits, q0, q1);
+  split_range(group_count(nb), split, splits, q0, q1);
   mxfp4_tile_dot<kUnroll>(rows, row_scales, vec, zero, sx, nb, q0, q1, lane, out);
 }
 
@@ -234,7 +236,7 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
                 float* __restrict__ residual) {
   extern __shared__ __align__(16) uint8_t staged[];
   __shared__ float part[kRouterMaxTopK][kDownSplits][kTileRows];
-  const int H = a.hidden, I = a.inter, k = a.top_k, nb = I / 32, ng = (nb + kGroupBlocks - 1) / kGroupBlocks;
+  const int H = a.hidden, I = a.inter, k = a.top_k, nb = I / 32;
   const int64_t t = blockIdx.y;
   const int h0 = blockIdx.x * kTileRows;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -246,7 +248,7 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
   detail::pdl_wait();
   detail::pdl_release();
   const float* sx = stage_split_int8(act_q + t * k * nb * kSplitInt8BlockBytes, act_scale + t * k * nb, k, nb, staged);
-  const int padded = ng * kGroupBlocks;
+  const int padded = group_count(nb) * kGroupBlocks;
   const uint8_t* zero = staged + zero_offset(k, nb);
   const int g = lane >> 2;
   for (int task = warp; task < kDownSplits * k; task += kDownWarps) {
