@@ -185,11 +185,15 @@ cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
-  int device = 0, major = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device); e != cudaSuccess)
-    return e;
-  config.numAttrs = stream != nullptr && major >= 9 ? 1 : 0;
+  config.numAttrs = 0;
+  if (stream != nullptr) {
+    int device = 0, major = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    if (const cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+        e != cudaSuccess)
+      return e;
+    config.numAttrs = major >= 9 ? 1 : 0;
+  }
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
