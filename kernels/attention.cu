@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "decode_trace.cuh"
 #include "device_util.cuh"
 
 namespace day0::kernels {
@@ -197,11 +198,11 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   __shared__ __align__(16) float ps[kDecodeWarps][kTile][G];
   __shared__ float wm[kDecodeWarps][G], wl[kDecodeWarps][G];
   __shared__ float wo[kDecodeWarps][G][kAttentionMaxHeadDim];
-  detail::pdl_wait();
-  detail::pdl_release();
+  DAY0_TRACE_SCOPE(trace::attention);
   const int d = a.head_dim;
   const int kvh = blockIdx.x, split = blockIdx.y, head0 = kvh * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // The length comes from a copy queued before the step, not from an earlier kernel.
   const int64_t len = *length;
   const int64_t lo = a.window > 0 ? max(int64_t{0}, len - a.window) : 0;
   const int64_t n = len - lo;
@@ -209,6 +210,22 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   const int64_t chunk = (n + splits - 1) / splits, sub = (chunk + kDecodeWarps - 1) / kDecodeWarps;
   const int64_t begin = lo + split * chunk + warp * sub;
   const int64_t end = min(min(len, lo + (split + 1) * chunk), begin + sub);
+  {
+    // The warp's cached key and value rows start coming from DRAM into the L2 while the q/k/v
+    // projection finishes (a line per lane and step; the newest row, which that projection
+    // writes, is read only after the wait).
+    const int64_t row = static_cast<int64_t>(a.kv_heads) * d;
+    const int lines = (d * 2 + 127) / 128;
+    for (int64_t i = lane; i < (end - begin) * 2 * lines; i += 32) {
+      const int64_t j = begin + i / (2 * lines);
+      const int rest = static_cast<int>(i % (2 * lines));
+      const uint16_t* base = (rest < lines ? a.k_cache : a.v_cache) + j * row + kvh * d;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<const char*>(base) + (rest % lines) * 128));
+    }
+  }
+  detail::pdl_wait();
+  DAY0_TRACE_WAITED();
+  detail::pdl_release();
   {
     // All of a thread's query loads in flight at once (G d <= 2048 values, 4 per load).
     constexpr int kU = (G * kAttentionMaxHeadDim + 4 * kDecodeWarps * 32 - 1) / (4 * kDecodeWarps * 32);
@@ -364,7 +381,9 @@ constexpr int kFastSplits = 32;
 __global__ void __launch_bounds__(kAttentionMaxHeadDim)
     attention_combine_kernel(const float* __restrict__ sinks, const float* __restrict__ partial, int head_dim,
                              int splits, float* __restrict__ out) {
+  DAY0_TRACE_SCOPE(trace::combine);
   detail::pdl_wait();
+  DAY0_TRACE_WAITED();
   detail::pdl_release();
   const int head = blockIdx.x, d = head_dim, c = threadIdx.x;
   if (c >= d) return;
@@ -657,5 +676,7 @@ cudaError_t attention_decode(const AttentionArgs& a, const uint16_t* q, const in
   return detail::launch_pdl(attention_combine_kernel, dim3(static_cast<unsigned>(a.heads)), dim3(kAttentionMaxHeadDim),
                             0, stream, a.sinks, partial, a.head_dim, splits, out);
 }
+
+DAY0_TRACE_SETTER(trace_set_attention)
 
 }  // namespace day0::kernels

@@ -1,5 +1,6 @@
 #include "elementwise.h"
 
+#include "decode_trace.cuh"
 #include "device_util.cuh"
 
 namespace day0::kernels {
@@ -13,6 +14,7 @@ constexpr int kEmbedThreads = 256;
 __global__ void __launch_bounds__(kEmbedThreads)
     embedding_kernel(const uint16_t* __restrict__ table, int64_t hidden, const int32_t* __restrict__ ids,
                      float* __restrict__ out) {
+  DAY0_TRACE_SCOPE(trace::embed);
   constexpr int kU = 4;
   const int64_t t = blockIdx.x;
   const uint16_t* row = table + static_cast<int64_t>(ids[t]) * hidden;
@@ -66,5 +68,7 @@ cudaError_t add_bias_rows(float* y, const float* bias, int64_t T, int64_t N, cud
   add_bias_kernel<<<static_cast<unsigned>(blocks < 8192 ? blocks : 8192), 256, 0, stream>>>(y, bias, total, N);
   return cudaGetLastError();
 }
+
+DAY0_TRACE_SETTER(trace_set_elementwise)
 
 }  // namespace day0::kernels

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "decode_trace.cuh"
 #include "device_util.cuh"
 
 namespace day0::kernels {
@@ -31,6 +32,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     gemv_kernel(const uint4* __restrict__ W, const float* __restrict__ bias, const float* __restrict__ x,
                 const uint16_t* __restrict__ norm, float eps, int64_t N, int64_t K, bool accumulate,
                 float* __restrict__ y, RopeQkvArgs rope) {
+  DAY0_TRACE_SCOPE(kRope ? trace::qkv : kNorm ? trace::lm_head : gridDim.y == 1 ? trace::o_proj : trace::other);
   extern __shared__ float xs[];
   __shared__ float scratch[32];
   const int64_t t = blockIdx.y;
@@ -50,14 +52,28 @@ __global__ void __launch_bounds__(kWarps * 32)
   };
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
-  // The first task's weights start coming from DRAM while the input is staged.
+  // One round of a lane's weight loads: kUnroll 16-byte words of each row from chunk c0 on.
+  uint4 w[kRows][kUnroll];
+  const auto load_round = [&](const uint4* const (&rows)[kRows], int64_t c0) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        w[r][u] = c0 + 32 * u < chunks ? __ldg(rows[r] + c0 + 32 * u) : make_uint4(0, 0, 0, 0);
+  };
+  // The first task's first round of weights is loaded, and the rest of its rows start coming
+  // from DRAM into the L2, before waiting for the kernel that writes the input.
   if (first < tasks) {
     int64_t n0, n1;
     task_rows(first, n0, n1);
-    detail::prefetch_l2_warp(W + n0 * chunks, K * 2, lane);
-    detail::prefetch_l2_warp(W + n1 * chunks, K * 2, lane);
+    const uint4* rows[kRows] = {W + n0 * chunks, W + n1 * chunks};
+    load_round(rows, lane);
+    const int64_t head = min(chunks, int64_t{32} * kUnroll);
+    detail::prefetch_l2_warp(rows[0] + head, (chunks - head) * 16, lane);
+    detail::prefetch_l2_warp(rows[1] + head, (chunks - head) * 16, lane);
   }
   detail::pdl_wait();
+  DAY0_TRACE_WAITED();
   detail::pdl_release();
   detail::stage_row(x + t * K, static_cast<int>(K), kNorm ? norm : nullptr, eps, xs, scratch);
   for (int64_t task = first; task < tasks; task += stride) {
@@ -66,12 +82,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     const uint4* rows[kRows] = {W + n0 * chunks, W + n1 * chunks};
     float acc[kRows] = {};
     for (int64_t c0 = lane; c0 < chunks; c0 += 32 * kUnroll) {
-      uint4 w[kRows][kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          w[r][u] = c0 + 32 * u < chunks ? __ldg(rows[r] + c0 + 32 * u) : make_uint4(0, 0, 0, 0);
+      if (task != first || c0 != lane) load_round(rows, c0);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t c = c0 + 32 * u;
@@ -159,5 +170,7 @@ cudaError_t gemv_bf16_qkv_rope(const uint16_t* W, const float* bias, const float
   const int64_t N = static_cast<int64_t>(r.heads + 2 * r.kv_heads) * r.head_dim;
   return launch<true, true>(W, bias, x, norm, eps, r.T, N, K, false, nullptr, r, stream);
 }
+
+DAY0_TRACE_SETTER(trace_set_gemv)
 
 }  // namespace day0::kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decode_trace.cuh"
 #include "device_util.cuh"
 #include "mxfp4_gemv.h"
 #include "split_int8.cuh"
@@ -68,6 +69,7 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
                          const uint16_t* __restrict__ W, const float* __restrict__ bias, int H, int E, int k,
                          int32_t* __restrict__ ids, float* __restrict__ weights, int8_t* __restrict__ x_q,
                          float* __restrict__ x_scale, float* logits, unsigned* done) {
+  DAY0_TRACE_SCOPE(trace::router);
   extern __shared__ float xs[];
   __shared__ float scratch[32];
   __shared__ bool last;
@@ -76,8 +78,20 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
   const int e = blockIdx.x * kRouterWarps + warp;
   const int chunks = H / 8;
   const uint4* w = reinterpret_cast<const uint4*>(W) + static_cast<int64_t>(e) * chunks;
-  if (e < E) detail::prefetch_l2_warp(w, static_cast<int64_t>(H) * 2, lane);
+  // Twelve 16-byte loads per lane in flight (a row of up to 3,072 values in one round); the
+  // first round is loaded before waiting for the kernel that writes x.
+  constexpr int kU = 12;
+  uint4 wv[kU];
+  const auto load_round = [&](int c0) {
+#pragma unroll
+    for (int u = 0; u < kU; ++u) wv[u] = c0 + 32 * u < chunks ? __ldg(w + c0 + 32 * u) : make_uint4(0u, 0u, 0u, 0u);
+  };
+  if (e < E) {
+    load_round(lane);
+    if (chunks > 32 * kU) detail::prefetch_l2_warp(w + 32 * kU, static_cast<int64_t>(chunks - 32 * kU) * 16, lane);
+  }
   detail::pdl_wait();
+  DAY0_TRACE_WAITED();
   detail::pdl_release();
   detail::stage_row<8>(x + t * H, H, norm, eps, xs, scratch);
   const int nb = H / 32;
@@ -86,12 +100,8 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
                                       x_scale + t * nb + b);
   if (e < E) {
     float acc = 0.0f;
-    // Twelve 16-byte loads per lane in flight (a row of up to 3,072 values in one round).
-    constexpr int kU = 12;
     for (int c0 = lane; c0 < chunks; c0 += 32 * kU) {
-      uint4 wv[kU];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) wv[u] = c0 + 32 * u < chunks ? __ldg(w + c0 + 32 * u) : make_uint4(0u, 0u, 0u, 0u);
+      if (c0 != lane) load_round(c0);
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         const int c = c0 + 32 * u;
@@ -246,5 +256,7 @@ cudaError_t moe_combine(const float* y, const int32_t* row_of_pair, int64_t T, i
   combine_kernel<<<static_cast<unsigned>(T), 256, 0, stream>>>(y, row_of_pair, k, H, x);
   return cudaGetLastError();
 }
+
+DAY0_TRACE_SETTER(trace_set_routing)
 
 }  // namespace day0::kernels

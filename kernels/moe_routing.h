@@ -18,7 +18,8 @@ cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* i
 // The decode step's router in one launch: x' = RMSNorm(x[t]) * norm (fp32, as rms_norm()),
 // logits = W x' + bias (W: [E, H] bf16, 16-byte aligned; bias [E] fp32), then router_topk();
 // also writes x' as a split int8 vector (mxfp4_gemv.h) for the expert GEMVs. x: [T, H] fp32,
-// H % 32 == 0; x_q: [T, H / 32, 64] int8; x_scale: [T, H / 32]. Scratch: logits [T, E] fp32 and
+// H % 32 == 0; x_q: [T, H / 32, 64] int8; x_scale: [T, H / 32]. ceil(E / 4) CTAs per token each
+// take 4 rows and the last to finish takes the top-k, using the scratch: logits [T, E] fp32 and
 // done [T], zero before the first call (each call leaves it zero again).
 cudaError_t router_decode(const float* x, const uint16_t* norm, float eps, const uint16_t* W, const float* bias,
                           int64_t T, int E, int H, int k, int32_t* ids, float* weights, int8_t* x_q, float* x_scale,

@@ -1,6 +1,7 @@
 #include "mxfp4_gemv.h"
 
 #include "moe_routing.h"
+#include "decode_trace.cuh"
 #include "split_int8.cuh"
 
 namespace day0::kernels {
@@ -34,35 +35,61 @@ __host__ __device__ constexpr int staged_bytes(int vectors, int nb) {
 }
 
 // Stages `vectors` consecutive split int8 vectors of nb blocks (q, scale) into shared memory in
-// the layout above. All loads of a thread are in flight before its first store; ends with a
-// barrier. Returns the scales' address.
-__device__ __forceinline__ const float* stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
-                                                         int vectors, int nb, uint8_t* smem) {
-  constexpr int kU = 4;
-  const int n = vectors * nb * kStagedBlock / 16;
-  const int padded = group_count(nb) * kGroupBlocks;
-  uint8_t* zero = smem + zero_offset(vectors, nb);
-  float* scales = reinterpret_cast<float*>(zero + 32);
-  for (int base = 0; base < n; base += blockDim.x * kU) {
-    uint4 v[kU];
+// the layout above: load() puts a thread's first round of loads in flight (the whole vector for up
+// to 4 x 16 bytes per thread, and one scale), store() writes them, copies the rest and the other
+// scales, and ends with a barrier, returning the scales' address.
+struct SplitInt8Stager {
+  static constexpr int kU = 4;
+  uint4 v[kU];
+  float sv;
+  __device__ __forceinline__ void load(const int8_t* __restrict__ q, const float* __restrict__ scale, int vectors,
+                                       int nb) {
+    const int n = vectors * nb * kStagedBlock / 16;
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
+      const int i = threadIdx.x + u * blockDim.x;
       v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
     }
+    const int padded = group_count(nb) * kGroupBlocks;
+    const int i = threadIdx.x, vi = i / padded, b = i - vi * padded;
+    sv = i < vectors * padded && b < nb ? __ldg(scale + vi * nb + b) : 0.0f;
+  }
+  __device__ __forceinline__ const float* store(const int8_t* __restrict__ q, const float* __restrict__ scale,
+                                                int vectors, int nb, uint8_t* smem) {
+    const int n = vectors * nb * kStagedBlock / 16;
+    const int padded = group_count(nb) * kGroupBlocks;
+    uint8_t* zero = smem + zero_offset(vectors, nb);
+    float* scales = reinterpret_cast<float*>(zero + 32);
+    for (int base = 0; base < n; base += blockDim.x * kU) {
+      if (base > 0) {
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
-      if (i < n) reinterpret_cast<uint4*>(smem)[i] = v[u];
+        for (int u = 0; u < kU; ++u) {
+          const int i = base + threadIdx.x + u * blockDim.x;
+          v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int i = base + threadIdx.x + u * blockDim.x;
+        if (i < n) reinterpret_cast<uint4*>(smem)[i] = v[u];
+      }
     }
+    if (threadIdx.x < 8) reinterpret_cast<uint32_t*>(zero)[threadIdx.x] = 0u;
+    if (threadIdx.x < vectors * padded) scales[threadIdx.x] = sv * (1.0f / 254.0f);
+    for (int i = threadIdx.x + blockDim.x; i < vectors * padded; i += blockDim.x) {
+      const int vi = i / padded, b = i - vi * padded;
+      scales[i] = b < nb ? __ldg(scale + vi * nb + b) * (1.0f / 254.0f) : 0.0f;
+    }
+    __syncthreads();
+    return scales;
   }
-  if (threadIdx.x < 8) reinterpret_cast<uint32_t*>(zero)[threadIdx.x] = 0u;
-  for (int i = threadIdx.x; i < vectors * padded; i += blockDim.x) {
-    const int v = i / padded, b = i - v * padded;
-    scales[i] = b < nb ? __ldg(scale + v * nb + b) * (1.0f / 254.0f) : 0.0f;
-  }
-  __syncthreads();
-  return scales;
+};
+
+__device__ __forceinline__ const float* stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
+                                                         int vectors, int nb, uint8_t* smem) {
+  SplitInt8Stager st;
+  st.load(q, scale, vectors, nb);
+  return st.store(q, scale, vectors, nb, smem);
 }
 
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {
@@ -84,29 +111,14 @@ __device__ __forceinline__ void mma_s8(int (&d)[4], uint32_t a0, uint32_t a1, ui
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// A 16-row tile of MXFP4 rows dotted with one staged split int8 vector over the groups [q0, q1)
-// of four blocks, by int8 tensor-core MMAs. Lane (g, t) = (lane / 4, lane % 4) loads block
-// 4q + t of rows g and g + 8 (16 bytes each: a quad reads 64 contiguous bytes of a row). One
-// MMA takes 8 codes of each of the group's 4 blocks: the k indices of the A and B fragments that
-// lane t holds (4t..4t+3 and 16+4t..16+4t+3) belong to block t, and B column 2b + level holds
-// block b's hi or lo values, zero elsewhere, so C column 2t + level is the dot product of block t
-// alone: lane (g, t) ends the group with rows g and g + 8 of its own block, exact in int32, and
-// applies that block's scales. Negative codes go through a second MMA into their own accumulators
-// (subtracted at the end), so the decode is two byte permutes per 4 codes.
-// rows / scales: row g's and row g + 8's blocks and scales; vec: the staged vector's first block;
-// zero: the staged zero block; sx: the vector's scales / 254. out: rows g and g + 8, summed over
-// the quad.
+// One round of a lane's loads for mxfp4_tile_dot(): groups qq .. qq + kU - 1 (those below q1) of
+// its block t in rows g and g + 8, codes and scales.
 template <int kU>
-__device__ __forceinline__ void mxfp4_tile_dot(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2],
-                                               const uint8_t* vec, const uint8_t* zero, const float* sx, int nb, int q0,
-                                               int q1, int lane, float (&out)[2]) {
-  const int g = lane >> 2, t = lane & 3;
-  const bool real_b = (g >> 1) == t;  // this lane's B columns (2g, 2g+1 / 2) are block t's
-  const int level = (g & 1) * 32;
-  float acc0 = 0.0f, acc1 = 0.0f;
-  for (int qq = q0; qq < q1; qq += kU) {
-    uint4 w[kU][2];
-    uint32_t sc[kU][2];
+struct TileRound {
+  uint4 w[kU][2];
+  uint32_t sc[kU][2];
+  __device__ __forceinline__ void load(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2], int nb,
+                                       int qq, int q1, int t) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int b = (qq + u) * kGroupBlocks + t;
@@ -117,6 +129,34 @@ __device__ __forceinline__ void mxfp4_tile_dot(const uint4* const (&rows)[2], co
         sc[u][r] = in ? __ldg(scales[r] + b) : 0u;
       }
     }
+  }
+};
+
+// A 16-row tile of MXFP4 rows dotted with one staged split int8 vector over the groups [q0, q1)
+// of four blocks, by int8 tensor-core MMAs. Lane (g, t) = (lane / 4, lane % 4) loads block
+// 4q + t of rows g and g + 8 (16 bytes each: a quad reads 64 contiguous bytes of a row). One
+// MMA takes 8 codes of each of the group's 4 blocks: the k indices of the A and B fragments that
+// lane t holds (4t..4t+3 and 16+4t..16+4t+3) belong to block t, and B column 2b + level holds
+// block b's hi or lo values, zero elsewhere, so C column 2t + level is the dot product of block t
+// alone: lane (g, t) ends the group with rows g and g + 8 of its own block, exact in int32, and
+// applies that block's scales. Negative codes go through a second MMA into their own accumulators
+// (subtracted at the end), so the decode is two byte permutes per 4 codes.
+// rows / scales: row g's and row g + 8's blocks and scales; vec: the staged vector's first block;
+// zero: the staged zero block; sx: the vector's scales / 254; rd: the lane's loads, holding the
+// first round already when first_loaded. out: rows g and g + 8, summed over the quad.
+template <int kU>
+__device__ __forceinline__ void mxfp4_tile_dot(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2],
+                                               const uint8_t* vec, const uint8_t* zero, const float* sx, int nb, int q0,
+                                               int q1, int lane, TileRound<kU>& rd, bool first_loaded,
+                                               float (&out)[2]) {
+  const int g = lane >> 2, t = lane & 3;
+  const bool real_b = (g >> 1) == t;  // this lane's B columns (2g, 2g+1 / 2) are block t's
+  const int level = (g & 1) * 32;
+  float acc0 = 0.0f, acc1 = 0.0f;
+  for (int qq = q0; qq < q1; qq += kU) {
+    if (qq != q0 || !first_loaded) rd.load(rows, scales, nb, qq, q1, t);
+    const auto& w = rd.w;
+    const auto& sc = rd.sc;
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int q = qq + u;
@@ -157,19 +197,29 @@ __device__ __forceinline__ void split_range(int ng, int split, int splits, int& 
   q1 = min(ng, q0 + per);
 }
 
-// Part `split` of `splits` of the groups of the 16-row tile whose first row is row0 of an MXFP4
-// matrix (blocks, scales) dotted with a staged vector: mxfp4_tile_dot() for this lane's rows g
-// and g + 8.
-__device__ __forceinline__ void tile_part_dot(const uint8_t* blocks, const uint8_t* scales, int64_t row0, int nb,
-                                              int split, int splits, const uint8_t* vec, const uint8_t* zero,
-                                              const float* sx, int lane, float (&out)[2]) {
-  const int64_t g = lane >> 2;
-  const uint4* rows[2] = {reinterpret_cast<const uint4*>(blocks + (row0 + g) * nb * 16),
-                          reinterpret_cast<const uint4*>(blocks + (row0 + g + 8) * nb * 16)};
-  const uint8_t* row_scales[2] = {scales + (row0 + g) * nb, scales + (row0 + g + 8) * nb};
+// The rows g and g + 8 (g = lane / 4) of the 16-row tile whose first row is row0 of an MXFP4
+// matrix (blocks, scales), and the groups [q0, q1) of part `split` of `splits` of the row.
+struct TilePart {
+  const uint4* rows[2];
+  const uint8_t* scales[2];
   int q0, q1;
-  split_range(group_count(nb), split, splits, q0, q1);
-  mxfp4_tile_dot<kUnroll>(rows, row_scales, vec, zero, sx, nb, q0, q1, lane, out);
+  __device__ __forceinline__ TilePart(const uint8_t* blocks, const uint8_t* sc, int64_t row0, int nb, int split,
+                                      int splits, int lane) {
+    const int64_t g = lane >> 2;
+    rows[0] = reinterpret_cast<const uint4*>(blocks + (row0 + g) * nb * 16);
+    rows[1] = reinterpret_cast<const uint4*>(blocks + (row0 + g + 8) * nb * 16);
+    scales[0] = sc + (row0 + g) * nb;
+    scales[1] = sc + (row0 + g + 8) * nb;
+    split_range(group_count(nb), split, splits, q0, q1);
+  }
+};
+
+// A TilePart dotted with a staged vector: mxfp4_tile_dot() for this lane's rows g and g + 8.
+// first_loaded: rd already holds the part's first round of loads.
+__device__ __forceinline__ void tile_part_dot(const TilePart& p, int nb, const uint8_t* vec, const uint8_t* zero,
+                                              const float* sx, int lane, TileRound<kUnroll>& rd, bool first_loaded,
+                                              float (&out)[2]) {
+  mxfp4_tile_dot<kUnroll>(p.rows, p.scales, vec, zero, sx, nb, p.q0, p.q1, lane, rd, first_loaded, out);
 }
 
 // Starts fetching a tile's codes (16 consecutive rows of nb blocks) into the L2: part `split` of
@@ -190,7 +240,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   constexpr int kSplits = kWarps / kGateUpTiles;
   extern __shared__ __align__(16) uint8_t staged[];
   __shared__ float part[kSplits][kGateUpTiles * kTileRows];
+  DAY0_TRACE_SCOPE(trace::gate_up);
   detail::pdl_wait();  // the routes and inputs come from the router
+  DAY0_TRACE_WAITED();
   detail::pdl_release();
   const int H = a.hidden, I = a.inter, nb = H / 32;
   const int64_t pair = blockIdx.y, t = pair / a.top_k;
@@ -203,8 +255,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   const float* sx = stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged);
   const int g = lane >> 2;
   float dots[2];
-  tile_part_dot(a.gate_up_blocks, a.gate_up_scales, row0, nb, split, kSplits, staged, staged + zero_offset(1, nb), sx,
-                lane, dots);
+  TileRound<kUnroll> rd;
+  tile_part_dot(TilePart(a.gate_up_blocks, a.gate_up_scales, row0, nb, split, kSplits, lane), nb, staged,
+                staged + zero_offset(1, nb), sx, lane, rd, false, dots);
   if ((lane & 3) == 0) {
     part[split][tile * kTileRows + g] = dots[0];
     part[split][tile * kTileRows + g + 8] = dots[1];
@@ -236,16 +289,24 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
                 float* __restrict__ residual) {
   extern __shared__ __align__(16) uint8_t staged[];
   __shared__ float part[kRouterMaxTopK][kDownSplits][kTileRows];
+  DAY0_TRACE_SCOPE(trace::down);
   const int H = a.hidden, I = a.inter, k = a.top_k, nb = I / 32;
   const int64_t t = blockIdx.y;
   const int h0 = blockIdx.x * kTileRows;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const auto first_row = [&](int task) { return static_cast<int64_t>(a.ids[t * k + task / kDownSplits]) * H + h0; };
   // The routes were final before gate_up released this launch (it waits for the router first),
-  // so the experts' rows can be fetched while gate_up finishes.
+  // so the experts' rows can be fetched while gate_up finishes: the warp's first task's first
+  // round of loads into registers, its tasks' rows into the L2.
+  TileRound<kUnroll> rd;
+  if (warp < kDownSplits * k) {
+    const TilePart p(a.down_blocks, a.down_scales, first_row(warp), nb, warp % kDownSplits, kDownSplits, lane);
+    rd.load(p.rows, p.scales, nb, p.q0, p.q1, lane & 3);
+  }
   for (int task = warp; task < kDownSplits * k; task += kDownWarps)
     prefetch_tile(a.down_blocks + first_row(task) * nb * 16, nb, task % kDownSplits, kDownSplits, lane);
   detail::pdl_wait();
+  DAY0_TRACE_WAITED();
   detail::pdl_release();
   const float* sx = stage_split_int8(act_q + t * k * nb * kSplitInt8BlockBytes, act_scale + t * k * nb, k, nb, staged);
   const int padded = group_count(nb) * kGroupBlocks;
@@ -254,8 +315,8 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
   for (int task = warp; task < kDownSplits * k; task += kDownWarps) {
     const int j = task / kDownSplits, split = task % kDownSplits;
     float dots[2];
-    tile_part_dot(a.down_blocks, a.down_scales, first_row(task), nb, split, kDownSplits, staged + j * nb * kStagedBlock,
-                  zero, sx + j * padded, lane, dots);
+    tile_part_dot(TilePart(a.down_blocks, a.down_scales, first_row(task), nb, split, kDownSplits, lane), nb,
+                  staged + j * nb * kStagedBlock, zero, sx + j * padded, lane, rd, task == warp, dots);
     if ((lane & 3) == 0) {
       part[j][split][g] = dots[0];
       part[j][split][g + 8] = dots[1];
@@ -331,5 +392,7 @@ cudaError_t moe_decode_down(const MoeDecodeArgs& a, const int8_t* act_q, const f
   if (const cudaError_t e = set_smem(reinterpret_cast<const void*>(down_kernel), smem); e != cudaSuccess) return e;
   return detail::launch_pdl(down_kernel, grid, dim3(kDownWarps * 32), smem, stream, a, act_q, act_scale, residual);
 }
+
+DAY0_TRACE_SETTER(trace_set_mxfp4)
 
 }  // namespace day0::kernels

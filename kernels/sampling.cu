@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decode_trace.cuh"
 #include "device_util.cuh"
 
 namespace day0::kernels {
@@ -73,7 +74,9 @@ constexpr int kWideThreads = 256, kWidePerThread = 8;  // a CTA covers 2,048 log
 __global__ void __launch_bounds__(kWideThreads)
     argmax_wide_kernel(const float* __restrict__ logits, int64_t n, ArgmaxScratch scratch, int32_t* __restrict__ out) {
   __shared__ bool last;
+  DAY0_TRACE_SCOPE(trace::argmax);
   detail::pdl_wait();
+  DAY0_TRACE_WAITED();
   detail::pdl_release();
   float best = -INFINITY;
   int64_t best_i = -1;
@@ -135,5 +138,7 @@ cudaError_t sample_temperature(const float* logits, int64_t n, float temperature
   select_kernel<<<1, kThreads, 0, stream>>>(logits, n, 1.0f / temperature, seed, step, out);
   return cudaGetLastError();
 }
+
+DAY0_TRACE_SETTER(trace_set_sampling)
 
 }  // namespace day0::kernels

@@ -99,11 +99,13 @@ class TestCudaMoeOps : public QObject {
   }
 
   // The fused decode router: RMSNorm, router GEMV, top-k and the split int8 copy of the normed
-  // row, against the CPU norm, linear and reference top-k.
+  // row, against the CPU norm, linear and reference top-k: gpt-oss-20b's and gpt-oss-120b's router
+  // shapes, small ones, E not a multiple of the 4 rows of a CTA.
   void router_decode() {
     std::mt19937 rng(21);
     ThreadPool pool(2);
-    for (const auto& [E, K, H] : {std::tuple<int, int, int>{32, 4, 2880}, {128, 4, 64}, {8, 2, 96}}) {
+    for (const auto& [E, K, H] : {std::tuple<int, int, int>{32, 4, 2880}, {128, 4, 64}, {8, 2, 96}, {128, 4, 2880},
+                                  {30, 3, 256}}) {
       const std::int64_t T = 5;
       const auto x = random_floats(rng, T * H, 3.0f);
       const auto norm = to_bf16(random_floats(rng, H, 1.0f));

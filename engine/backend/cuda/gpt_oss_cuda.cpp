@@ -17,6 +17,7 @@
 #include "backend/cuda/cuda_support.h"
 #include "blocks/rope.h"
 #include "day0/log.h"
+#include "decode_trace.h"
 #include "elementwise.h"
 #include "formats/float_formats.h"
 #include "gemv_bf16.h"
@@ -247,6 +248,9 @@ class GptOssCuda final : public models::LoadedModel {
     if (ahead_) cudaStreamSynchronize(stream_.get());
     prefill_timer_.report("prefill");
     decode_timer_.report("decode");
+#ifdef DAY0_DECODE_TRACE
+    k::decode_trace_dump(20);
+#endif
   }
   Status init(const std::shared_ptr<const io::Checkpoint>& checkpoint);
 
@@ -442,6 +446,9 @@ Status GptOssCuda::upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, De
 }
 
 Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint) {
+#ifdef DAY0_DECODE_TRACE
+  if (!k::decode_trace_init()) return error(ErrorCode::device_error, "allocating the decode trace buffer");
+#endif
   DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
   DAY0_ASSIGN_OR_RETURN(stream_, Stream::create());
   DAY0_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ledger_.get()));
