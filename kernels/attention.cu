@@ -210,19 +210,6 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   const int64_t chunk = (n + splits - 1) / splits, sub = (chunk + kDecodeWarps - 1) / kDecodeWarps;
   const int64_t begin = lo + split * chunk + warp * sub;
   const int64_t end = min(min(len, lo + (split + 1) * chunk), begin + sub);
-  {
-    // The warp's cached key and value rows start coming from DRAM into the L2 while the q/k/v
-    // projection finishes (a line per lane and step; the newest row, which that projection
-    // writes, is read only after the wait).
-    const int64_t row = static_cast<int64_t>(a.kv_heads) * d;
-    const int lines = (d * 2 + 127) / 128;
-    for (int64_t i = lane; i < (end - begin) * 2 * lines; i += 32) {
-      const int64_t j = begin + i / (2 * lines);
-      const int rest = static_cast<int>(i % (2 * lines));
-      const uint16_t* base = (rest < lines ? a.k_cache : a.v_cache) + j * row + kvh * d;
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<const char*>(base) + (rest % lines) * 128));
-    }
-  }
   detail::pdl_wait();
   DAY0_TRACE_WAITED();
   detail::pdl_release();

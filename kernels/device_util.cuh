@@ -135,24 +135,6 @@ __device__ __forceinline__ float exp2_int(int e) {
   return e >= -126 ? __uint_as_float(static_cast<uint32_t>(e + 127) << 23) : __uint_as_float(1u << 22);
 }
 
-// Prefetches `bytes` bytes from `p` into the L2, the lanes of a warp together. On sm_90 one
-// bulk prefetch (the copy engine walks the range; the other lanes issue nothing) of the range's
-// 16-byte aligned interior, which is all of it for the weight rows the kernels prefetch; before
-// sm_90 a line prefetch per 128 bytes, spread over the lanes.
-__device__ __forceinline__ void prefetch_l2_warp(const void* p, int64_t bytes, int lane) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + 15) & ~uintptr_t{15};
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) & ~uintptr_t{15};
-  if (lane == 0 && end > begin)
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(begin), "r"(static_cast<uint32_t>(end - begin))
-                 : "memory");
-#else
-  const char* c = static_cast<const char*>(p);
-  for (int64_t off = static_cast<int64_t>(lane) * 128; off < bytes; off += 32 * 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
-#endif
-}
-
 // Programmatic dependent launch (decode kernels launched with launch_pdl()): a kernel may start
 // while the previous one in its stream finishes; pdl_wait() blocks until that one has completed
 // and its writes are visible, so everything before it may only read what no earlier kernel of

@@ -61,16 +61,14 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int r = 0; r < kRows; ++r)
         w[r][u] = c0 + 32 * u < chunks ? __ldg(rows[r] + c0 + 32 * u) : make_uint4(0, 0, 0, 0);
   };
-  // The first task's first round of weights is loaded, and the rest of its rows start coming
-  // from DRAM into the L2, before waiting for the kernel that writes the input.
+  // The first task's first round of weights is loaded before waiting for the kernel that writes
+  // the input. (Bulk L2 prefetches of the rest of the rows, tried here and in the other decode
+  // GEMVs, made every one of them slower: docs/perf-notes.md, decode v10.)
   if (first < tasks) {
     int64_t n0, n1;
     task_rows(first, n0, n1);
     const uint4* rows[kRows] = {W + n0 * chunks, W + n1 * chunks};
     load_round(rows, lane);
-    const int64_t head = min(chunks, int64_t{32} * kUnroll);
-    detail::prefetch_l2_warp(rows[0] + head, (chunks - head) * 16, lane);
-    detail::prefetch_l2_warp(rows[1] + head, (chunks - head) * 16, lane);
   }
   detail::pdl_wait();
   DAY0_TRACE_WAITED();

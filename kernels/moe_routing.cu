@@ -86,10 +86,7 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
 #pragma unroll
     for (int u = 0; u < kU; ++u) wv[u] = c0 + 32 * u < chunks ? __ldg(w + c0 + 32 * u) : make_uint4(0u, 0u, 0u, 0u);
   };
-  if (e < E) {
-    load_round(lane);
-    if (chunks > 32 * kU) detail::prefetch_l2_warp(w + 32 * kU, static_cast<int64_t>(chunks - 32 * kU) * 16, lane);
-  }
+  if (e < E) load_round(lane);
   detail::pdl_wait();
   DAY0_TRACE_WAITED();
   detail::pdl_release();

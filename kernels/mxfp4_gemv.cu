@@ -222,15 +222,6 @@ __device__ __forceinline__ void tile_part_dot(const TilePart& p, int nb, const u
   mxfp4_tile_dot<kUnroll>(p.rows, p.scales, vec, zero, sx, nb, p.q0, p.q1, lane, rd, first_loaded, out);
 }
 
-// Starts fetching a tile's codes (16 consecutive rows of nb blocks) into the L2: part `split` of
-// `splits` of the bytes.
-__device__ __forceinline__ void prefetch_tile(const uint8_t* blocks, int nb, int split, int splits, int lane) {
-  const int64_t bytes = static_cast<int64_t>(kTileRows) * nb * 16;
-  const int64_t per = (bytes / 16 + splits - 1) / splits * 16;
-  const int64_t begin = min(bytes, split * per), end = min(bytes, begin + per);
-  detail::prefetch_l2_warp(blocks + begin, end - begin, lane);
-}
-
 // One CTA per (32 units of I, routed pair): the 64 gate/up rows (interleaved) are 4 tiles; warp w
 // takes tile w % 4 over half w / 4 of H, the CTA adds the halves, applies the activation and
 // writes the 32 units as one split int8 block.
@@ -250,8 +241,6 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int tile = warp % kGateUpTiles, split = warp / kGateUpTiles;
   const int64_t row0 = e * 2 * I + 2 * static_cast<int64_t>(blockIdx.x) * 32 + tile * kTileRows;
-  // The warp's rows start coming into the L2 while the input is staged.
-  prefetch_tile(a.gate_up_blocks + row0 * nb * 16, nb, split, kSplits, lane);
   const float* sx = stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged);
   const int g = lane >> 2;
   float dots[2];
@@ -282,8 +271,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
 }
 
 // One CTA per 16 output rows of a token: warp w takes (expert slot j, part s of I) tasks w,
-// w + 16, ... (their rows prefetched into the L2 first); the CTA adds the k weighted results to
-// the residual in slot order.
+// w + 16, ...; the CTA adds the k weighted results to the residual in slot order.
 __global__ void __launch_bounds__(kDownWarps * 32, 2)
     down_kernel(MoeDecodeArgs a, const int8_t* __restrict__ act_q, const float* __restrict__ act_scale,
                 float* __restrict__ residual) {
@@ -296,15 +284,12 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const auto first_row = [&](int task) { return static_cast<int64_t>(a.ids[t * k + task / kDownSplits]) * H + h0; };
   // The routes were final before gate_up released this launch (it waits for the router first),
-  // so the experts' rows can be fetched while gate_up finishes: the warp's first task's first
-  // round of loads into registers, its tasks' rows into the L2.
+  // so the warp's first task's first round of loads goes out while gate_up finishes.
   TileRound<kUnroll> rd;
   if (warp < kDownSplits * k) {
     const TilePart p(a.down_blocks, a.down_scales, first_row(warp), nb, warp % kDownSplits, kDownSplits, lane);
     rd.load(p.rows, p.scales, nb, p.q0, p.q1, lane & 3);
   }
-  for (int task = warp; task < kDownSplits * k; task += kDownWarps)
-    prefetch_tile(a.down_blocks + first_row(task) * nb * 16, nb, task % kDownSplits, kDownSplits, lane);
   detail::pdl_wait();
   DAY0_TRACE_WAITED();
   detail::pdl_release();
