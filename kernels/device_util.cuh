@@ -42,14 +42,32 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return total;
 }
 
+// A thread's first round of stage_row()'s RMSNorm weights (kU words of 4 bf16), which a kernel
+// may load before waiting for the previous kernel: weights do not depend on it.
+template <int kU = 4>
+struct NormRound {
+  uint2 w[kU];
+  __device__ __forceinline__ void load(const uint16_t* __restrict__ norm, int K) {
+    const bool vec = norm != nullptr && (K & 3) == 0 && (reinterpret_cast<uintptr_t>(norm) & 7u) == 0;
+    const int n4 = vec ? K / 4 : 0;
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = threadIdx.x + u * blockDim.x;
+      w[u] = i < n4 ? reinterpret_cast<const uint2*>(norm)[i] : make_uint2(0u, 0u);
+    }
+  }
+};
+
 // Stages the fp32 row x[0..K) into shared memory xs (all threads of the block; ends with a
 // barrier), RMS-normed with the bf16 weights `norm` (x * inv * w as rms_norm() computes it) unless
 // norm is null. Each thread issues kU 16-byte loads before using any, so a row of up to
 // blockDim * 4 * kU values costs one memory latency rather than one per loop step. `scratch`:
-// 32 floats of shared memory.
+// 32 floats of shared memory. `pre`, when given, holds the first round's norm weights (loaded
+// by NormRound::load() for the same norm and K).
 template <int kU = 4>
 __device__ __forceinline__ void stage_row(const float* __restrict__ x, int K, const uint16_t* __restrict__ norm,
-                                          float eps, float* xs, float* scratch) {
+                                          float eps, float* xs, float* scratch,
+                                          const NormRound<kU>* pre = nullptr) {
   const bool vec = (K & 3) == 0 && (reinterpret_cast<uintptr_t>(x) & 15u) == 0 &&
                    (norm == nullptr || (reinterpret_cast<uintptr_t>(norm) & 7u) == 0);
   const int n4 = vec ? K / 4 : 0;
@@ -85,7 +103,9 @@ __device__ __forceinline__ void stage_row(const float* __restrict__ x, int K, co
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int i = base + threadIdx.x + u * blockDim.x;
-      w[u] = i < n4 ? reinterpret_cast<const uint2*>(norm)[i] : make_uint2(0u, 0u);
+      w[u] = base == 0 && pre != nullptr ? pre->w[u]
+             : i < n4                    ? reinterpret_cast<const uint2*>(norm)[i]
+                                         : make_uint2(0u, 0u);
     }
 #pragma unroll
     for (int u = 0; u < kU; ++u) {

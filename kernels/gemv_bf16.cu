@@ -70,10 +70,13 @@ __global__ void __launch_bounds__(kWarps * 32)
     const uint4* rows[kRows] = {W + n0 * chunks, W + n1 * chunks};
     load_round(rows, lane);
   }
+  detail::NormRound<> norm_round;  // the RMSNorm weights' first round, also before the wait
+  if constexpr (kNorm) norm_round.load(norm, static_cast<int>(K));
   detail::pdl_wait();
   DAY0_TRACE_WAITED();
   detail::pdl_release();
-  detail::stage_row(x + t * K, static_cast<int>(K), kNorm ? norm : nullptr, eps, xs, scratch);
+  detail::stage_row(x + t * K, static_cast<int>(K), kNorm ? norm : nullptr, eps, xs, scratch,
+                    kNorm ? &norm_round : nullptr);
   for (int64_t task = first; task < tasks; task += stride) {
     int64_t n0, n1;
     task_rows(task, n0, n1);

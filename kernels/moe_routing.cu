@@ -87,10 +87,12 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
     for (int u = 0; u < kU; ++u) wv[u] = c0 + 32 * u < chunks ? __ldg(w + c0 + 32 * u) : make_uint4(0u, 0u, 0u, 0u);
   };
   if (e < E) load_round(lane);
+  detail::NormRound<8> norm_round;  // the RMSNorm weights' first round, also before the wait
+  norm_round.load(norm, H);
   detail::pdl_wait();
   DAY0_TRACE_WAITED();
   detail::pdl_release();
-  detail::stage_row<8>(x + t * H, H, norm, eps, xs, scratch);
+  detail::stage_row<8>(x + t * H, H, norm, eps, xs, scratch, &norm_round);
   const int nb = H / 32;
   for (int b = blockIdx.x * kRouterWarps + warp; b < nb; b += gridDim.x * kRouterWarps)
     detail::quantize_block_split_int8(xs[b * 32 + lane], lane, x_q + (t * nb + b) * kSplitInt8BlockBytes,
