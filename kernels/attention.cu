@@ -199,10 +199,12 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   __shared__ float wm[kDecodeWarps][G], wl[kDecodeWarps][G];
   __shared__ float wo[kDecodeWarps][G][kAttentionMaxHeadDim];
   DAY0_TRACE_SCOPE(trace::attention);
+  detail::pdl_wait();
+  DAY0_TRACE_WAITED();
+  detail::pdl_release();
   const int d = a.head_dim;
   const int kvh = blockIdx.x, split = blockIdx.y, head0 = kvh * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // The length comes from a copy queued before the step, not from an earlier kernel.
   const int64_t len = *length;
   const int64_t lo = a.window > 0 ? max(int64_t{0}, len - a.window) : 0;
   const int64_t n = len - lo;
@@ -210,9 +212,6 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   const int64_t chunk = (n + splits - 1) / splits, sub = (chunk + kDecodeWarps - 1) / kDecodeWarps;
   const int64_t begin = lo + split * chunk + warp * sub;
   const int64_t end = min(min(len, lo + (split + 1) * chunk), begin + sub);
-  detail::pdl_wait();
-  DAY0_TRACE_WAITED();
-  detail::pdl_release();
   {
     // All of a thread's query loads in flight at once (G d <= 2048 values, 4 per load).
     constexpr int kU = (G * kAttentionMaxHeadDim + 4 * kDecodeWarps * 32 - 1) / (4 * kDecodeWarps * 32);
