@@ -35,61 +35,49 @@ __host__ __device__ constexpr int staged_bytes(int vectors, int nb) {
 }
 
 // Stages `vectors` consecutive split int8 vectors of nb blocks (q, scale) into shared memory in
-// the layout above: load() puts a thread's first round of loads in flight (the whole vector for up
-// to 4 x 16 bytes per thread, and one scale), store() writes them, copies the rest and the other
-// scales, and ends with a barrier, returning the scales' address.
-struct SplitInt8Stager {
-  static constexpr int kU = 4;
+// the layout above. A thread's first round of loads (up to 4 x 16 bytes of the vectors and one
+// scale: the whole of a decode vector) is in flight before its first store; ends with a barrier.
+// Returns the scales' address.
+__device__ __forceinline__ const float* stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
+                                                         int vectors, int nb, uint8_t* smem) {
+  constexpr int kU = 4;
+  const int n = vectors * nb * kStagedBlock / 16;
   uint4 v[kU];
-  float sv;
-  __device__ __forceinline__ void load(const int8_t* __restrict__ q, const float* __restrict__ scale, int vectors,
-                                       int nb) {
-    const int n = vectors * nb * kStagedBlock / 16;
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = threadIdx.x + u * blockDim.x;
-      v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
-    }
-    const int padded = group_count(nb) * kGroupBlocks;
+  for (int u = 0; u < kU; ++u) {
+    const int i = threadIdx.x + u * blockDim.x;
+    v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
+  }
+  const int padded = group_count(nb) * kGroupBlocks;
+  float sv;
+  {
     const int i = threadIdx.x, vi = i / padded, b = i - vi * padded;
     sv = i < vectors * padded && b < nb ? __ldg(scale + vi * nb + b) : 0.0f;
   }
-  __device__ __forceinline__ const float* store(const int8_t* __restrict__ q, const float* __restrict__ scale,
-                                                int vectors, int nb, uint8_t* smem) {
-    const int n = vectors * nb * kStagedBlock / 16;
-    const int padded = group_count(nb) * kGroupBlocks;
-    uint8_t* zero = smem + zero_offset(vectors, nb);
-    float* scales = reinterpret_cast<float*>(zero + 32);
-    for (int base = 0; base < n; base += blockDim.x * kU) {
-      if (base > 0) {
-#pragma unroll
-        for (int u = 0; u < kU; ++u) {
-          const int i = base + threadIdx.x + u * blockDim.x;
-          v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
-        }
-      }
+  uint8_t* zero = smem + zero_offset(vectors, nb);
+  float* scales = reinterpret_cast<float*>(zero + 32);
+  for (int base = 0; base < n; base += blockDim.x * kU) {
+    if (base > 0) {
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         const int i = base + threadIdx.x + u * blockDim.x;
-        if (i < n) reinterpret_cast<uint4*>(smem)[i] = v[u];
+        v[u] = i < n ? __ldg(reinterpret_cast<const uint4*>(q) + i) : make_uint4(0, 0, 0, 0);
       }
     }
-    if (threadIdx.x < 8) reinterpret_cast<uint32_t*>(zero)[threadIdx.x] = 0u;
-    if (threadIdx.x < vectors * padded) scales[threadIdx.x] = sv * (1.0f / 254.0f);
-    for (int i = threadIdx.x + blockDim.x; i < vectors * padded; i += blockDim.x) {
-      const int vi = i / padded, b = i - vi * padded;
-      scales[i] = b < nb ? __ldg(scale + vi * nb + b) * (1.0f / 254.0f) : 0.0f;
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int i = base + threadIdx.x + u * blockDim.x;
+      if (i < n) reinterpret_cast<uint4*>(smem)[i] = v[u];
     }
-    __syncthreads();
-    return scales;
   }
-};
-
-__device__ __forceinline__ const float* stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
-                                                         int vectors, int nb, uint8_t* smem) {
-  SplitInt8Stager st;
-  st.load(q, scale, vectors, nb);
-  return st.store(q, scale, vectors, nb, smem);
+  if (threadIdx.x < 8) reinterpret_cast<uint32_t*>(zero)[threadIdx.x] = 0u;
+  if (threadIdx.x < vectors * padded) scales[threadIdx.x] = sv * (1.0f / 254.0f);
+  for (int i = threadIdx.x + blockDim.x; i < vectors * padded; i += blockDim.x) {
+    const int vi = i / padded, b = i - vi * padded;
+    scales[i] = b < nb ? __ldg(scale + vi * nb + b) * (1.0f / 254.0f) : 0.0f;
+  }
+  __syncthreads();
+  return scales;
 }
 
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {
