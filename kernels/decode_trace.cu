@@ -43,7 +43,7 @@ void decode_trace_dump(int steps) {
   cudaMemcpy(slots.data(), g_slots, slots.size() * sizeof(trace::Slot), cudaMemcpyDeviceToHost);
   struct Row {
     unsigned long long s0, s1, w0, w1, e0, e1;
-    int kind, index;
+    int kind;
   };
   std::vector<Row> rows;
   for (int k = 0; k < trace::kKinds; ++k)
@@ -51,7 +51,7 @@ void decode_trace_dump(int steps) {
       const trace::Slot& s = slots[static_cast<size_t>(k) * trace::kLaunches + i];
       if (s.start_last == 0) continue;
       rows.push_back({~s.start_first, s.start_last, s.wait_last ? ~s.wait_first : 0, s.wait_last, ~s.end_first,
-                      s.end_last, k, i});
+                      s.end_last, k});
     }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.s0 < b.s0; });
   std::vector<size_t> picks;

@@ -47,14 +47,18 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 template <int kU = 4>
 struct NormRound {
   uint2 w[kU];
-  __device__ __forceinline__ void load(const uint16_t* __restrict__ norm, int K) {
-    const bool vec = norm != nullptr && (K & 3) == 0 && (reinterpret_cast<uintptr_t>(norm) & 7u) == 0;
-    const int n4 = vec ? K / 4 : 0;
+  // The round at word `base` of the n4 words (stage_row()'s rounds).
+  __device__ __forceinline__ void load(const uint16_t* __restrict__ norm, int n4, int base) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const int i = threadIdx.x + u * blockDim.x;
+      const int i = base + threadIdx.x + u * blockDim.x;
       w[u] = i < n4 ? reinterpret_cast<const uint2*>(norm)[i] : make_uint2(0u, 0u);
     }
+  }
+  // The first round for a row of K values.
+  __device__ __forceinline__ void load(const uint16_t* __restrict__ norm, int K) {
+    const bool vec = norm != nullptr && (K & 3) == 0 && (reinterpret_cast<uintptr_t>(norm) & 7u) == 0;
+    load(norm, vec ? K / 4 : 0, 0);
   }
 };
 
@@ -99,14 +103,12 @@ __device__ __forceinline__ void stage_row(const float* __restrict__ x, int K, co
   sum = block_sum(sum, scratch);  // its barriers also publish xs
   const float inv = 1.0f / sqrtf(sum / static_cast<float>(K) + eps);
   for (int base = 0; base < n4; base += blockDim.x * kU) {
-    uint2 w[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int i = base + threadIdx.x + u * blockDim.x;
-      w[u] = base == 0 && pre != nullptr ? pre->w[u]
-             : i < n4                    ? reinterpret_cast<const uint2*>(norm)[i]
-                                         : make_uint2(0u, 0u);
-    }
+    NormRound<kU> round;
+    if (base == 0 && pre != nullptr)
+      round = *pre;
+    else
+      round.load(norm, n4, base);
+    const uint2* w = round.w;
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int i = base + threadIdx.x + u * blockDim.x;
