@@ -173,6 +173,23 @@ __device__ __forceinline__ void pdl_release() {
 #endif
 }
 
+// A 4-byte global -> shared copy that holds no register while in flight (sm_80+), completed by
+// cp_async_wait_all() in the issuing thread (then a barrier publishes it to the others).
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(smem))),
+               "l"(gmem)
+               : "memory");
+#else
+  *static_cast<float*>(smem) = *static_cast<const float*>(gmem);
+#endif
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // Launches `kernel` with programmatic stream serialisation on a created stream (the decode

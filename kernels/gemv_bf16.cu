@@ -28,7 +28,7 @@ __device__ __forceinline__ float dot8(const uint4& w, const float* x) {
 // the pair of rows (i, i + d/2) of one head, rotated for q and k heads, stored as bf16 into
 // rope.q_out and the KV cache (y unused).
 template <bool kNorm, bool kRope>
-__global__ void __launch_bounds__(kWarps * 32)
+__global__ void __launch_bounds__(kWarps * 32, 4)
     gemv_kernel(const uint4* __restrict__ W, const float* __restrict__ bias, const float* __restrict__ x,
                 const uint16_t* __restrict__ norm, float eps, int64_t N, int64_t K, bool accumulate,
                 float* __restrict__ y, RopeQkvArgs rope) {
@@ -61,14 +61,44 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int r = 0; r < kRows; ++r)
         w[r][u] = c0 + 32 * u < chunks ? __ldg(rows[r] + c0 + 32 * u) : make_uint4(0, 0, 0, 0);
   };
-  // The first task's first round of weights is loaded before waiting for the kernel that writes
-  // the input. (Bulk L2 prefetches of the rest of the rows, tried here and in the other decode
-  // GEMVs, made every one of them slower: docs/perf-notes.md, decode v10.)
+  // What a task's epilogue reads besides its dot products: lane 0 of a RoPE task the two rows'
+  // biases and the pair's rotation at the token's position (cos, sin; identity for v heads), lane
+  // r < kRows of another the bias of row n0 + r plus y's value when accumulating.
+  struct EpilogueInputs {
+    float lo = 0.0f, hi = 0.0f, cs = 1.0f, sn = 0.0f;
+  };
+  const auto epilogue_inputs = [&](int64_t task, int64_t n0, int64_t n1) {
+    EpilogueInputs in;
+    if constexpr (kRope) {
+      if (lane != 0) return in;
+      const int head = static_cast<int>(task / half), i = static_cast<int>(task % half);
+      in.lo = bias[n0];
+      in.hi = bias[n1];
+      if (head < rope.heads + rope.kv_heads) {
+        const int64_t pos = static_cast<int64_t>(*rope.position) + t;
+        sincosf(static_cast<float>(pos) * rope.inv_freq[i], &in.sn, &in.cs);
+        in.cs *= rope.attention_factor;
+        in.sn *= rope.attention_factor;
+      }
+    } else if (lane < kRows && n0 + lane < N) {
+      const int64_t n = n0 + lane;
+      if (bias != nullptr) in.lo = bias[n];
+      if (accumulate) in.lo += y[t * N + n];
+    }
+    return in;
+  };
+  // The first task's first round of weights and its epilogue inputs (kept in shared memory, not
+  // in registers through the dot products) are loaded before waiting for the kernel that writes
+  // the input: neither depends on it (the position and y are written earlier; gemv_bf16.h).
+  // (Bulk L2 prefetches of the rest of the rows, tried here and in the other decode GEMVs, made
+  // every one of them slower: docs/perf-notes.md, decode v10.)
+  __shared__ EpilogueInputs first_in[kWarps][kRows];
   if (first < tasks) {
     int64_t n0, n1;
     task_rows(first, n0, n1);
     const uint4* rows[kRows] = {W + n0 * chunks, W + n1 * chunks};
     load_round(rows, lane);
+    if (lane < kRows) first_in[warp][lane] = epilogue_inputs(first, n0, n1);
   }
   detail::NormRound<> norm_round;  // the RMSNorm weights' first round, also before the wait
   if constexpr (kNorm) norm_round.load(norm, static_cast<int>(K));
@@ -94,21 +124,19 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) acc[r] = detail::warp_sum(acc[r]);
+    if (lane >= kRows) continue;
+    const EpilogueInputs in = task == first ? first_in[warp][lane] : epilogue_inputs(task, n0, n1);
     if constexpr (kRope) {
       if (lane != 0) continue;
       const int head = static_cast<int>(task / half), i = static_cast<int>(task % half), d = rope.head_dim;
-      const float lo = acc[0] + bias[n0], hi = acc[1] + bias[n1];
+      const float lo = acc[0] + in.lo, hi = acc[1] + in.hi;
       const int64_t pos = static_cast<int64_t>(*rope.position) + t;
       const int64_t kv_dim = static_cast<int64_t>(rope.kv_heads) * d;
       if (head < rope.heads + rope.kv_heads) {
-        float sn, cs;
-        sincosf(static_cast<float>(pos) * rope.inv_freq[i], &sn, &cs);
-        cs *= rope.attention_factor;
-        sn *= rope.attention_factor;
         uint16_t* out = head < rope.heads ? rope.q_out + (t * rope.heads + head) * d
                                           : rope.k_cache + pos * kv_dim + (head - rope.heads) * d;
-        out[i] = detail::float_to_bf16_bits(lo * cs - hi * sn);
-        out[i + half] = detail::float_to_bf16_bits(hi * cs + lo * sn);
+        out[i] = detail::float_to_bf16_bits(lo * in.cs - hi * in.sn);
+        out[i + half] = detail::float_to_bf16_bits(hi * in.cs + lo * in.sn);
       } else {
         uint16_t* out = rope.v_cache + pos * kv_dim + (head - rope.heads - rope.kv_heads) * d;
         out[i] = detail::float_to_bf16_bits(lo);
@@ -116,13 +144,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
       continue;
     }
-    if (lane < kRows && n0 + lane < N) {
-      const int64_t n = n0 + lane;
-      float v = lane == 0 ? acc[0] : acc[1];
-      if (bias != nullptr) v += bias[n];
-      float* out = y + t * N + n;
-      *out = accumulate ? *out + v : v;
-    }
+    if (n0 + lane < N) y[t * N + n0 + lane] = (lane == 0 ? acc[0] : acc[1]) + in.lo;
   }
 }
 

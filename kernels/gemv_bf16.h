@@ -3,7 +3,9 @@
 // weight loads (a warp reads 512 contiguous bytes of a row per load), the input row in shared
 // memory as fp32, a grid of at most 8 eight-warp CTAs per multiprocessor looping over the rows so
 // the input is staged once per CTA. Launched with programmatic dependent launch on a created
-// stream: a warp loads its first round of weights before it waits for the previous kernel.
+// stream: a warp loads its first round of weights, and what its first rows' epilogue reads (bias,
+// y when accumulating, the RoPE position), before it waits for the previous kernel, so those
+// must not be written by the kernel launched just before (they are weights, or written earlier).
 // cuBLASLt is slower at these shapes (docs/perf-notes.md).
 #include <cstdint>
 

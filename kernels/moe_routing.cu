@@ -61,32 +61,33 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
 constexpr int kRouterWarps = 4;  // router rows per CTA, one per warp
 
 // The decode router over ceil(E / 4) CTAs per token: each stages RMSNorm(x[t]) in shared
-// memory (fp32), quantises its share of the split int8 blocks, computes its router rows into
-// `logits`; the last CTA of the token to finish (a counter in `done`, reset by that CTA for the
-// next launch) takes the top-k.
+// memory (fp32), quantises its share of the split int8 blocks and computes its router rows into
+// `logits`.
 __global__ void __launch_bounds__(kRouterWarps * 32)
     router_decode_kernel(const float* __restrict__ x, const uint16_t* __restrict__ norm, float eps,
-                         const uint16_t* __restrict__ W, const float* __restrict__ bias, int H, int E, int k,
-                         int32_t* __restrict__ ids, float* __restrict__ weights, int8_t* __restrict__ x_q,
-                         float* __restrict__ x_scale, float* logits, unsigned* done) {
+                         const uint16_t* __restrict__ W, const float* __restrict__ bias, int H, int E,
+                         int8_t* __restrict__ x_q, float* __restrict__ x_scale, float* __restrict__ logits) {
   DAY0_TRACE_SCOPE(trace::router);
   extern __shared__ float xs[];
   __shared__ float scratch[32];
-  __shared__ bool last;
   const int64_t t = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int e = blockIdx.x * kRouterWarps + warp;
   const int chunks = H / 8;
   const uint4* w = reinterpret_cast<const uint4*>(W) + static_cast<int64_t>(e) * chunks;
   // Twelve 16-byte loads per lane in flight (a row of up to 3,072 values in one round); the
-  // first round is loaded before waiting for the kernel that writes x.
+  // first round and the bias are loaded before waiting for the kernel that writes x.
   constexpr int kU = 12;
   uint4 wv[kU];
   const auto load_round = [&](int c0) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) wv[u] = c0 + 32 * u < chunks ? __ldg(w + c0 + 32 * u) : make_uint4(0u, 0u, 0u, 0u);
   };
-  if (e < E) load_round(lane);
+  float b = 0.0f;
+  if (e < E) {
+    load_round(lane);
+    if (lane == 0) b = __ldg(bias + e);
+  }
   detail::NormRound<8> norm_round;  // the RMSNorm weights' first round, also before the wait
   norm_round.load(norm, H);
   detail::pdl_wait();
@@ -94,41 +95,28 @@ __global__ void __launch_bounds__(kRouterWarps * 32)
   detail::pdl_release();
   detail::stage_row<8>(x + t * H, H, norm, eps, xs, scratch, &norm_round);
   const int nb = H / 32;
-  for (int b = blockIdx.x * kRouterWarps + warp; b < nb; b += gridDim.x * kRouterWarps)
-    detail::quantize_block_split_int8(xs[b * 32 + lane], lane, x_q + (t * nb + b) * kSplitInt8BlockBytes,
-                                      x_scale + t * nb + b);
-  if (e < E) {
-    float acc = 0.0f;
-    for (int c0 = lane; c0 < chunks; c0 += 32 * kU) {
-      if (c0 != lane) load_round(c0);
+  for (int blk = blockIdx.x * kRouterWarps + warp; blk < nb; blk += gridDim.x * kRouterWarps)
+    detail::quantize_block_split_int8(xs[blk * 32 + lane], lane, x_q + (t * nb + blk) * kSplitInt8BlockBytes,
+                                      x_scale + t * nb + blk);
+  if (e >= E) return;
+  float acc = 0.0f;
+  for (int c0 = lane; c0 < chunks; c0 += 32 * kU) {
+    if (c0 != lane) load_round(c0);
 #pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int c = c0 + 32 * u;
-        if (c >= chunks) break;
-        const uint4 v = wv[u];
-        const float4 x0 = *reinterpret_cast<const float4*>(xs + 8 * c);
-        const float4 x1 = *reinterpret_cast<const float4*>(xs + 8 * c + 4);
-        acc += __uint_as_float(v.x << 16) * x0.x + __uint_as_float(v.x & 0xffff0000u) * x0.y;
-        acc += __uint_as_float(v.y << 16) * x0.z + __uint_as_float(v.y & 0xffff0000u) * x0.w;
-        acc += __uint_as_float(v.z << 16) * x1.x + __uint_as_float(v.z & 0xffff0000u) * x1.y;
-        acc += __uint_as_float(v.w << 16) * x1.z + __uint_as_float(v.w & 0xffff0000u) * x1.w;
-      }
+    for (int u = 0; u < kU; ++u) {
+      const int c = c0 + 32 * u;
+      if (c >= chunks) break;
+      const uint4 v = wv[u];
+      const float4 x0 = *reinterpret_cast<const float4*>(xs + 8 * c);
+      const float4 x1 = *reinterpret_cast<const float4*>(xs + 8 * c + 4);
+      acc += __uint_as_float(v.x << 16) * x0.x + __uint_as_float(v.x & 0xffff0000u) * x0.y;
+      acc += __uint_as_float(v.y << 16) * x0.z + __uint_as_float(v.y & 0xffff0000u) * x0.w;
+      acc += __uint_as_float(v.z << 16) * x1.x + __uint_as_float(v.z & 0xffff0000u) * x1.y;
+      acc += __uint_as_float(v.w << 16) * x1.z + __uint_as_float(v.w & 0xffff0000u) * x1.w;
     }
-    acc = detail::warp_sum(acc);
-    if (lane == 0) logits[t * E + e] = acc + bias[e];
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(&done[t], 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  for (int i = threadIdx.x; i < E; i += blockDim.x) xs[i] = __ldcg(logits + t * E + i);
-  __syncthreads();
-  if (warp == 0) topk_softmax_warp(xs, E, k, lane, ids + t * k, weights + t * k);
-  if (threadIdx.x == 0) done[t] = 0;
+  acc = detail::warp_sum(acc);
+  if (lane == 0) logits[t * E + e] = acc + b;
 }
 
 // One CTA: count pairs per expert, lay out slots and tiles (thread 0), then place each pair.
@@ -203,15 +191,13 @@ cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* i
 }
 
 cudaError_t router_decode(const float* x, const uint16_t* norm, float eps, const uint16_t* W, const float* bias,
-                          int64_t T, int E, int H, int k, int32_t* ids, float* weights, int8_t* x_q, float* x_scale,
-                          float* logits, unsigned* done, cudaStream_t stream) {
-  if (T < 0 || T > 65535 || E <= 0 || H <= 0 || H % 32 != 0 || k < 1 || k > E || k > kRouterMaxTopK)
-    return cudaErrorInvalidValue;
+                          int64_t T, int E, int H, int8_t* x_q, float* x_scale, float* logits, cudaStream_t stream) {
+  if (T < 0 || T > 65535 || E <= 0 || H <= 0 || H % 32 != 0) return cudaErrorInvalidValue;
   if (T == 0) return cudaSuccess;
-  if (x == nullptr || norm == nullptr || W == nullptr || bias == nullptr || ids == nullptr || weights == nullptr ||
-      x_q == nullptr || x_scale == nullptr || logits == nullptr || done == nullptr || !detail::aligned16(W))
+  if (x == nullptr || norm == nullptr || W == nullptr || bias == nullptr || x_q == nullptr || x_scale == nullptr ||
+      logits == nullptr || !detail::aligned16(W))
     return cudaErrorInvalidValue;
-  const size_t smem = sizeof(float) * static_cast<size_t>(std::max(H, E));
+  const size_t smem = sizeof(float) * static_cast<size_t>(H);
   if (smem > 48 * 1024) {
     const cudaError_t e =
         cudaFuncSetAttribute(router_decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -219,7 +205,7 @@ cudaError_t router_decode(const float* x, const uint16_t* norm, float eps, const
   }
   const dim3 grid(static_cast<unsigned>((E + kRouterWarps - 1) / kRouterWarps), static_cast<unsigned>(T));
   return detail::launch_pdl(router_decode_kernel, grid, dim3(kRouterWarps * 32), smem, stream, x, norm, eps, W, bias, H,
-                            E, k, ids, weights, x_q, x_scale, logits, done);
+                            E, x_q, x_scale, logits);
 }
 
 int64_t moe_max_tiles(int64_t pairs, int64_t experts, int tile_rows) {

@@ -9,6 +9,9 @@
 namespace day0::kernels {
 
 inline constexpr int kRouterMaxTopK = 32;
+// The most experts whose routes the decode expert GEMVs take from the logits themselves
+// (MoeDecodeArgs::logits); a model with more runs router_topk() between the router and them.
+inline constexpr int kDecodeRouteMaxExperts = 256;
 
 // logits [T, E] fp32 -> ids [T, k] (highest first; equal logits keep the lower id first) and
 // weights [T, k] = softmax over the k selected logits. 1 <= k <= min(E, kRouterMaxTopK).
@@ -16,14 +19,12 @@ cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* i
                         cudaStream_t stream);
 
 // The decode step's router in one launch: x' = RMSNorm(x[t]) * norm (fp32, as rms_norm()),
-// logits = W x' + bias (W: [E, H] bf16, 16-byte aligned; bias [E] fp32), then router_topk();
-// also writes x' as a split int8 vector (mxfp4_gemv.h) for the expert GEMVs. x: [T, H] fp32,
-// H % 32 == 0; x_q: [T, H / 32, 64] int8; x_scale: [T, H / 32]. ceil(E / 4) CTAs per token each
-// take 4 rows and the last to finish takes the top-k, using the scratch: logits [T, E] fp32 and
-// done [T], zero before the first call (each call leaves it zero again).
+// logits [T, E] = W x' + bias (W: [E, H] bf16, 16-byte aligned; bias [E] fp32); also writes x'
+// as a split int8 vector (mxfp4_gemv.h) for the expert GEMVs. x: [T, H] fp32, H % 32 == 0;
+// x_q: [T, H / 32, 64] int8; x_scale: [T, H / 32]. ceil(E / 4) CTAs per token each take 4 rows.
+// The top-k is taken by the expert GEMVs (MoeDecodeArgs::logits), or by router_topk().
 cudaError_t router_decode(const float* x, const uint16_t* norm, float eps, const uint16_t* W, const float* bias,
-                          int64_t T, int E, int H, int k, int32_t* ids, float* weights, int8_t* x_q, float* x_scale,
-                          float* logits, unsigned* done, cudaStream_t stream);
+                          int64_t T, int E, int H, int8_t* x_q, float* x_scale, float* logits, cudaStream_t stream);
 
 // The pairs p = t * k + j grouped by expert (ascending expert id; order inside an expert is
 // unspecified and does not change any result). Active experts (those with pairs) get slots

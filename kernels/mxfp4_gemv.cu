@@ -1,7 +1,8 @@
 #include "mxfp4_gemv.h"
 
-#include "moe_routing.h"
+#include "decode_routes.cuh"
 #include "decode_trace.cuh"
+#include "moe_routing.h"
 #include "split_int8.cuh"
 
 namespace day0::kernels {
@@ -36,10 +37,12 @@ __host__ __device__ constexpr int staged_bytes(int vectors, int nb) {
 
 // Stages `vectors` consecutive split int8 vectors of nb blocks (q, scale) into shared memory in
 // the layout above. A thread's first round of loads (up to 4 x 16 bytes of the vectors and one
-// scale: the whole of a decode vector) is in flight before its first store; ends with a barrier.
-// Returns the scales' address.
+// scale: the whole of a decode vector) is in flight before its first store, and before it calls
+// `meanwhile()` (work that can use the loads' latency); ends with a barrier. Returns the scales'
+// address.
+template <typename Meanwhile>
 __device__ __forceinline__ const float* stage_split_int8(const int8_t* __restrict__ q, const float* __restrict__ scale,
-                                                         int vectors, int nb, uint8_t* smem) {
+                                                         int vectors, int nb, uint8_t* smem, Meanwhile&& meanwhile) {
   constexpr int kU = 4;
   const int n = vectors * nb * kStagedBlock / 16;
   uint4 v[kU];
@@ -54,6 +57,7 @@ __device__ __forceinline__ const float* stage_split_int8(const int8_t* __restric
     const int i = threadIdx.x, vi = i / padded, b = i - vi * padded;
     sv = i < vectors * padded && b < nb ? __ldg(scale + vi * nb + b) : 0.0f;
   }
+  meanwhile();
   uint8_t* zero = smem + zero_offset(vectors, nb);
   float* scales = reinterpret_cast<float*>(zero + 32);
   for (int base = 0; base < n; base += blockDim.x * kU) {
@@ -212,24 +216,44 @@ __device__ __forceinline__ void tile_part_dot(const TilePart& p, int nb, const u
 
 // One CTA per (32 units of I, routed pair): the 64 gate/up rows (interleaved) are 4 tiles; warp w
 // takes tile w % 4 over half w / 4 of H, the CTA adds the halves, applies the activation and
-// writes the 32 units as one split int8 block.
+// writes the 32 units as one split int8 block. With the logits given, warp 0 takes the token's
+// routes while the input's loads are in flight.
 __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
     gate_up_kernel(MoeDecodeArgs a, const int8_t* __restrict__ x_q, const float* __restrict__ x_scale,
                    int8_t* __restrict__ act_q, float* __restrict__ act_scale) {
   constexpr int kSplits = kWarps / kGateUpTiles;
   extern __shared__ __align__(16) uint8_t staged[];
   __shared__ float part[kSplits][kGateUpTiles * kTileRows];
+  __shared__ detail::RouteScratch routes;
   DAY0_TRACE_SCOPE(trace::gate_up);
   detail::pdl_wait();  // the routes and inputs come from the router
   DAY0_TRACE_WAITED();
   detail::pdl_release();
-  const int H = a.hidden, I = a.inter, nb = H / 32;
-  const int64_t pair = blockIdx.y, t = pair / a.top_k;
-  const int64_t e = a.ids[pair];
+  const int H = a.hidden, I = a.inter, k = a.top_k, nb = H / 32;
+  const int64_t pair = blockIdx.y, t = pair / k;
+  const int j = static_cast<int>(pair - t * k);
+  const bool from_logits = a.logits != nullptr;
+  int64_t e = from_logits ? 0 : a.ids[pair];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const float* sx =
+      stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged, [&] {
+        if (!from_logits || warp != 0) return;
+        detail::warp_routes(a.logits + t * a.experts, a.experts, k, lane, routes);
+        if (blockIdx.x == 0 && j == 0 && a.ids != nullptr && lane < k) {
+          a.ids[t * k + lane] = routes.id[lane];
+          a.weights[t * k + lane] = routes.weight[lane];
+        }
+      });
+  if (from_logits) e = routes.id[j];
   const int tile = warp % kGateUpTiles, split = warp / kGateUpTiles;
   const int64_t row0 = e * 2 * I + 2 * static_cast<int64_t>(blockIdx.x) * 32 + tile * kTileRows;
-  const float* sx = stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged);
+  // Warp 0's epilogue biases (unit `lane`: gate row 2 lane, up row 2 lane + 1) load with its dot.
+  const int64_t gate_row = e * 2 * I + 2 * (static_cast<int64_t>(blockIdx.x) * 32 + lane);
+  float gate_bias = 0.0f, up_bias = 0.0f;
+  if (warp == 0) {
+    gate_bias = __ldg(a.gate_up_bias + gate_row);
+    up_bias = __ldg(a.gate_up_bias + gate_row + 1);
+  }
   const int g = lane >> 2;
   float dots[2];
   TileRound<kUnroll> rd;
@@ -248,14 +272,17 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
       gsum += part[s][2 * lane];
       usum += part[s][2 * lane + 1];
     }
-    const int64_t gate_row = e * 2 * I + 2 * (static_cast<int64_t>(blockIdx.x) * 32 + lane);
-    const float gate = fminf(gsum + a.gate_up_bias[gate_row], a.swiglu_limit);
-    const float up = fminf(fmaxf(usum + a.gate_up_bias[gate_row + 1], -a.swiglu_limit), a.swiglu_limit);
+    const float gate = fminf(gsum + gate_bias, a.swiglu_limit);
+    const float up = fminf(fmaxf(usum + up_bias, -a.swiglu_limit), a.swiglu_limit);
     const float glu = gate / (1.0f + expf(-gate * a.swiglu_alpha));
     detail::quantize_block_split_int8((up + 1.0f) * glu, lane,
                                       act_q + (pair * (I / 32) + blockIdx.x) * kSplitInt8BlockBytes,
                                       act_scale + pair * (I / 32) + blockIdx.x);
   }
+}
+
+__device__ __noinline__ void down_routes(const float* logits, int E, int k, int lane, detail::RouteScratch& r) {
+  detail::warp_routes(logits, E, k, lane, r);
 }
 
 // One CTA per 16 output rows of a token: warp w takes (expert slot j, part s of I) tasks w,
@@ -265,23 +292,43 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
                 float* __restrict__ residual) {
   extern __shared__ __align__(16) uint8_t staged[];
   __shared__ float part[kRouterMaxTopK][kDownSplits][kTileRows];
+  __shared__ detail::RouteScratch routes;
   DAY0_TRACE_SCOPE(trace::down);
   const int H = a.hidden, I = a.inter, k = a.top_k, nb = I / 32;
   const int64_t t = blockIdx.y;
   const int h0 = blockIdx.x * kTileRows;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const auto first_row = [&](int task) { return static_cast<int64_t>(a.ids[t * k + task / kDownSplits]) * H + h0; };
-  // The routes were final before gate_up released this launch (it waits for the router first),
-  // so the warp's first task's first round of loads goes out while gate_up finishes.
+  // Before the wait: the routes (final before gate_up released this launch: it waits for the
+  // router first) and each warp's first task's first round of loads, out while gate_up finishes.
+  if (warp == 0) {
+    if (a.logits != nullptr) {
+      down_routes(a.logits + t * a.experts, a.experts, k, lane, routes);
+    } else if (lane < k) {
+      routes.id[lane] = a.ids[t * k + lane];
+      routes.weight[lane] = a.weights[t * k + lane];
+    }
+  }
+  __syncthreads();
+  const auto first_row = [&](int task) { return static_cast<int64_t>(routes.id[task / kDownSplits]) * H + h0; };
   TileRound<kUnroll> rd;
   if (warp < kDownSplits * k) {
     const TilePart p(a.down_blocks, a.down_scales, first_row(warp), nb, warp % kDownSplits, kDownSplits, lane);
     rd.load(p.rows, p.scales, nb, p.q0, p.q1, lane & 3);
   }
+  // The epilogue's residual rows and the routes' biases, copied into shared memory in the
+  // background (no registers held, nothing waits on them until the end).
+  __shared__ float residual_in[kTileRows], bias_in[kRouterMaxTopK][kTileRows];
+  if (threadIdx.x < kTileRows) {
+    const int r = threadIdx.x;
+    detail::cp_async4(&residual_in[r], residual + t * H + h0 + r);
+    for (int j = 0; j < k; ++j)
+      detail::cp_async4(&bias_in[j][r], a.down_bias + static_cast<int64_t>(routes.id[j]) * H + h0 + r);
+  }
   detail::pdl_wait();
   DAY0_TRACE_WAITED();
   detail::pdl_release();
-  const float* sx = stage_split_int8(act_q + t * k * nb * kSplitInt8BlockBytes, act_scale + t * k * nb, k, nb, staged);
+  const float* sx =
+      stage_split_int8(act_q + t * k * nb * kSplitInt8BlockBytes, act_scale + t * k * nb, k, nb, staged, [] {});
   const int padded = group_count(nb) * kGroupBlocks;
   const uint8_t* zero = staged + zero_offset(k, nb);
   const int g = lane >> 2;
@@ -297,15 +344,16 @@ __global__ void __launch_bounds__(kDownWarps * 32, 2)
   }
   __syncthreads();
   if (threadIdx.x < kTileRows) {
+    detail::cp_async_wait_all();  // this thread's own copies
     const int r = threadIdx.x;
     float total = 0.0f;
     for (int j = 0; j < k; ++j) {
       float d = 0.0f;
 #pragma unroll
       for (int s = 0; s < kDownSplits; ++s) d += part[j][s][r];
-      total += a.weights[t * k + j] * (d + a.down_bias[static_cast<int64_t>(a.ids[t * k + j]) * H + h0 + r]);
+      total += routes.weight[j] * (d + bias_in[j][r]);
     }
-    residual[t * H + h0 + r] += total;
+    residual[t * H + h0 + r] = residual_in[r] + total;
   }
 }
 
@@ -320,15 +368,17 @@ __global__ void __launch_bounds__(kWarps * 32)
 // Raises a kernel's dynamic shared memory limit when `bytes` needs it (static and dynamic
 // together past the default 48 KB; the hardware allows about 227 KB).
 cudaError_t set_smem(const void* kernel, size_t bytes) {
-  if (bytes <= 40 * 1024) return cudaSuccess;  // the kernels' static shared memory is at most 8 KB
+  if (bytes <= 36 * 1024) return cudaSuccess;  // the kernels' static shared memory is at most 12 KB
   if (bytes > 227 * 1024) return cudaErrorInvalidValue;
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
 bool valid(const MoeDecodeArgs& a) {
+  const bool routes = a.logits != nullptr ? a.experts >= a.top_k && a.experts <= kDecodeRouteMaxExperts &&
+                                                (a.ids == nullptr) == (a.weights == nullptr)
+                                          : a.ids != nullptr && a.weights != nullptr;
   return a.T >= 0 && a.T <= 65535 && a.hidden > 0 && a.inter > 0 && a.hidden % 32 == 0 && a.inter % 32 == 0 &&
-         a.top_k > 0 && a.top_k <= kRouterMaxTopK && a.ids != nullptr && a.weights != nullptr &&
-         a.gate_up_blocks != nullptr && a.gate_up_scales != nullptr && a.gate_up_bias != nullptr &&
+         a.top_k > 0 && a.top_k <= kRouterMaxTopK && routes && a.gate_up_blocks != nullptr && a.gate_up_scales != nullptr && a.gate_up_bias != nullptr &&
          a.down_blocks != nullptr && a.down_scales != nullptr && a.down_bias != nullptr;
 }
 

@@ -25,11 +25,17 @@ inline constexpr int kSplitInt8BlockBytes = 64;
 // x: [rows, K] fp32, K % 32 == 0.
 cudaError_t quantize_split_int8(const float* x, int64_t rows, int64_t K, int8_t* q, float* scale, cudaStream_t stream);
 
+// The routes come either from the router's logits (logits set: each launch takes the top-k of
+// its token's logits itself, as router_topk() orders and weighs them, E = experts <=
+// kDecodeRouteMaxExperts; ids / weights, if set, receive them from gate_up for inspection) or
+// from ids / weights given (logits null).
 struct MoeDecodeArgs {
   int64_t T = 0;
   int hidden = 0, inter = 0, top_k = 0;
-  const int32_t* ids = nullptr;    // [T, k] experts
-  const float* weights = nullptr;  // [T, k] routing weights
+  const float* logits = nullptr;   // [T, experts] router logits, or null
+  int experts = 0;
+  int32_t* ids = nullptr;    // [T, k] experts: input without logits, else an optional output
+  float* weights = nullptr;  // [T, k] routing weights: likewise
   const uint8_t* gate_up_blocks = nullptr;
   const uint8_t* gate_up_scales = nullptr;
   const float* gate_up_bias = nullptr;
@@ -39,11 +45,13 @@ struct MoeDecodeArgs {
   float swiglu_limit = 7.0f, swiglu_alpha = 1.702f;
 };
 
-// act[t, j] = activation(x[t] . gate_up_e^T + bias_e) for e = ids[t, j], as a split int8
+// act[t, j] = activation(x[t] . gate_up_e^T + bias_e) for e = route j of token t, as a split int8
 // vector of I values. x: split int8 [T, H]; act_q / act_scale: split int8 [T * k, I].
 cudaError_t moe_decode_gate_up(const MoeDecodeArgs& args, const int8_t* x_q, const float* x_scale, int8_t* act_q,
                                float* act_scale, cudaStream_t stream);
-// residual[t] += sum_j weights[t, j] * (act[t, j] . down_e^T + down_bias_e), j in order.
+// residual[t] += sum_j weights[t, j] * (act[t, j] . down_e^T + down_bias_e), j in order. Under
+// programmatic dependent launch it reads the routes and residual before waiting for the kernel
+// launched just before it (gate_up), which must not write them.
 cudaError_t moe_decode_down(const MoeDecodeArgs& args, const int8_t* act_q, const float* act_scale, float* residual,
                             cudaStream_t stream);
 

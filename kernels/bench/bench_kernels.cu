@@ -218,16 +218,12 @@ void bench_decode(double copy_gbs) {
       }),
       2.0 * H * QD, copy_gbs);
   float* router_logits = nullptr;
-  unsigned* done = nullptr;
   CHECK(cudaMalloc(&router_logits, E * 4));
-  CHECK(cudaMalloc(&done, 4));
-  CHECK(cudaMemset(done, 0, 4));
   row("router_decode (32x2880)", graph_ms([&](int i, cudaStream_t st) {
-        CHECK(day0::kernels::router_decode(x, L[i].norm, 1e-5f, L[i].router, L[i].router_bias, 1, E, H, K, ids, wts, xq,
-                                           xs, router_logits, done, st));
+        CHECK(day0::kernels::router_decode(x, L[i].norm, 1e-5f, L[i].router, L[i].router_bias, 1, E, H, xq, xs,
+                                           router_logits, st));
       }),
       2.0 * E * H, copy_gbs);
-  CHECK(cudaMemcpy(ids, h_ids, sizeof(h_ids), cudaMemcpyHostToDevice));
   row("lm_head gemv, normed", graph_ms([&](int, cudaStream_t st) {
         CHECK(day0::kernels::gemv_bf16_rms_normed(lm_head, nullptr, x, L[0].norm, 1e-5f, 1, V, H, y, st));
       }),

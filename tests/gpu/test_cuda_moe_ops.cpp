@@ -98,14 +98,13 @@ class TestCudaMoeOps : public QObject {
     }
   }
 
-  // The fused decode router: RMSNorm, router GEMV, top-k and the split int8 copy of the normed
-  // row, against the CPU norm, linear and reference top-k: gpt-oss-20b's and gpt-oss-120b's router
-  // shapes, small ones, E not a multiple of the 4 rows of a CTA.
+  // The fused decode router: RMSNorm, router GEMV and the split int8 copy of the normed row,
+  // against the CPU norm and linear: gpt-oss-20b's and gpt-oss-120b's router shapes, small ones, E
+  // not a multiple of the 4 rows of a CTA.
   void router_decode() {
     std::mt19937 rng(21);
     ThreadPool pool(2);
-    for (const auto& [E, K, H] : {std::tuple<int, int, int>{32, 4, 2880}, {128, 4, 64}, {8, 2, 96}, {128, 4, 2880},
-                                  {30, 3, 256}}) {
+    for (const auto& [E, H] : {std::pair<int, int>{32, 2880}, {128, 64}, {8, 96}, {128, 2880}, {30, 256}}) {
       const std::int64_t T = 5;
       const auto x = random_floats(rng, T * H, 3.0f);
       const auto norm = to_bf16(random_floats(rng, H, 1.0f));
@@ -119,33 +118,17 @@ class TestCudaMoeOps : public QObject {
       auto dn = to_device(norm);
       auto dw = to_device(w);
       auto db = to_device(bias);
-      GuardedBuffer ids(T * K * 4), wts(T * K * 4), q(T * H / 32 * k::kSplitInt8BlockBytes), qs(T * H / 32 * 4);
-      GuardedBuffer scratch(T * E * 4), done(T * 4);
-      CUDA_VERIFY(cudaMemset(done.as<void>(), 0, T * 4));
-      // Twice: the first call must leave its CTA counters at zero for the next.
-      for (int call = 0; call < 2; ++call) {
-        if (call == 1) CUDA_VERIFY(cudaMemset(ids.as<void>(), 0xCD, T * K * 4));
-        CUDA_VERIFY(k::router_decode(dx.as<float>(), dn.as<std::uint16_t>(), 1e-5f, dw.as<std::uint16_t>(),
-                                     db.as<float>(), T, E, H, K, ids.as<std::int32_t>(), wts.as<float>(),
-                                     q.as<std::int8_t>(), qs.as<float>(), scratch.as<float>(), done.as<unsigned>(),
-                                     nullptr));
-      }
-      QVERIFY(to_host<std::uint32_t>(done, T) == std::vector<std::uint32_t>(T, 0u));
-      const auto gi = to_host<std::int32_t>(ids, T * K);
-      const auto gw = to_host<float>(wts, T * K);
+      GuardedBuffer q(T * H / 32 * k::kSplitInt8BlockBytes), qs(T * H / 32 * 4), gl(T * E * 4);
+      CUDA_VERIFY(k::router_decode(dx.as<float>(), dn.as<std::uint16_t>(), 1e-5f, dw.as<std::uint16_t>(),
+                                   db.as<float>(), T, E, H, q.as<std::int8_t>(), qs.as<float>(), gl.as<float>(),
+                                   nullptr));
+      const auto got = to_host<float>(gl, T * E);
+      for (std::int64_t i = 0; i < T * E; ++i)
+        QVERIFY2(std::fabs(got[i] - logits[i]) <= 1e-5f * (1.0f + std::fabs(logits[i])),
+                 qPrintable(QString("logit %1: %2 vs %3").arg(i).arg(got[i]).arg(logits[i])));
       const auto hq = to_host<std::int8_t>(q, T * H / 32 * k::kSplitInt8BlockBytes);
       const auto hs = to_host<float>(qs, T * H / 32);
-      for (std::int64_t t = 0; t < T; ++t) {
-        std::vector<std::int32_t> wi(K);
-        std::vector<float> ww(K);
-        reference_topk(logits.data() + t * E, E, K, wi.data(), ww.data());
-        for (int j = 0; j < K; ++j) {
-          // The same choice, or one whose logit ties the CPU's within fp32 summation noise.
-          const float a = logits[t * E + wi[j]], b = logits[t * E + gi[t * K + j]];
-          QVERIFY2(gi[t * K + j] == wi[j] || std::fabs(a - b) <= 1e-5f * std::fabs(a),
-                   qPrintable(QString("token %1 slot %2: %3 vs %4").arg(t).arg(j).arg(gi[t * K + j]).arg(wi[j])));
-          QVERIFY(std::fabs(gw[t * K + j] - ww[j]) <= 1e-4f);
-        }
+      for (std::int64_t t = 0; t < T; ++t)
         for (int b = 0; b < H / 32; ++b) {
           float amax = 0.0f;
           for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(normed[t * H + b * 32 + i]));
@@ -155,10 +138,121 @@ class TestCudaMoeOps : public QObject {
             QVERIFY(std::fabs(back - normed[t * H + b * 32 + i]) <= amax * 2e-5);
           }
         }
-      }
-      QVERIFY(ids.guard_intact() && wts.guard_intact() && q.guard_intact() && qs.guard_intact() &&
-              scratch.guard_intact() && done.guard_intact());
+      QVERIFY(q.guard_intact() && qs.guard_intact() && gl.guard_intact());
     }
+    GuardedBuffer any(64);
+    QCOMPARE(k::router_decode(any.as<float>(), any.as<std::uint16_t>(), 1e-5f, any.as<std::uint16_t>(), any.as<float>(),
+                              1, 4, 48, any.as<std::int8_t>(), any.as<float>(), any.as<float>(), nullptr),
+             cudaErrorInvalidValue);  // H not a multiple of 32
+  }
+
+  // The decode expert GEMVs taking their routes from the logits: ties (lower id first), NaN
+  // logits (behind every number), -inf, k = 1 and k = E, E from 7 to 256, several tokens. gate_up
+  // reports the routes it took; down must take the same ones (its sums against the CPU with them).
+  void decode_routes_from_logits() {
+    std::mt19937 rng(33);
+    ThreadPool pool(2);
+    const int H = 64, I = 32, T = 6;
+    for (const auto& [E, K] : {std::pair<int, int>{32, 4}, {30, 3}, {128, 4}, {256, 8}, {7, 1}, {32, 32}, {40, 2}}) {
+      const Experts gate_up = random_experts(rng, E, 2 * I, H);
+      const Experts down = random_experts(rng, E, H, I);
+      const auto x = random_floats(rng, static_cast<std::size_t>(T) * H);
+      const auto residual = random_floats(rng, static_cast<std::size_t>(T) * H);
+      // Logits from a few values (many ties), NaN and -inf sprinkled in; token 5 all equal.
+      std::vector<float> logits(static_cast<std::size_t>(T) * E);
+      for (auto& v : logits) {
+        const unsigned r = rng() % 16;
+        v = r == 0 ? std::nanf("") : r == 1 ? -INFINITY : static_cast<float>(r % 4) * 0.5f;
+      }
+      for (int e = 0; e < E; ++e) logits[5 * E + e] = 1.0f;
+      std::vector<std::int32_t> ids(T * K);
+      std::vector<float> weights(T * K);
+      for (int t = 0; t < T; ++t) {
+        std::vector<float> r(logits.begin() + t * E, logits.begin() + (t + 1) * E);
+        for (auto& v : r)
+          if (std::isnan(v)) v = -INFINITY;
+        reference_topk(r.data(), E, K, ids.data() + t * K, weights.data() + t * K);
+        for (int j = 0; j < K; ++j)  // every selected logit -inf: equal weights
+          if (std::isnan(weights[t * K + j])) weights[t * K + j] = 1.0f / K;
+      }
+      auto d_gu_blocks = to_device(gate_up.blocks), d_gu_scales = to_device(gate_up.scales),
+           d_gu_bias = to_device(gate_up.bias);
+      auto d_dn_blocks = to_device(down.blocks), d_dn_scales = to_device(down.scales),
+           d_dn_bias = to_device(down.bias);
+      auto d_logits = to_device(logits);
+      GuardedBuffer got_ids(T * K * 4), got_w(T * K * 4);
+      CUDA_VERIFY(cudaMemset(got_ids.as<void>(), 0xCD, T * K * 4));
+      k::MoeDecodeArgs m;
+      m.T = T;
+      m.hidden = H;
+      m.inter = I;
+      m.top_k = K;
+      m.logits = d_logits.as<float>();
+      m.experts = E;
+      m.ids = got_ids.as<std::int32_t>();
+      m.weights = got_w.as<float>();
+      m.gate_up_blocks = d_gu_blocks.as<std::uint8_t>();
+      m.gate_up_scales = d_gu_scales.as<std::uint8_t>();
+      m.gate_up_bias = d_gu_bias.as<float>();
+      m.down_blocks = d_dn_blocks.as<std::uint8_t>();
+      m.down_scales = d_dn_scales.as<std::uint8_t>();
+      m.down_bias = d_dn_bias.as<float>();
+      auto dx = to_device(x);
+      auto dr = to_device(residual);
+      GuardedBuffer xq(T * H / 32 * k::kSplitInt8BlockBytes), xs(T * H / 32 * 4);
+      GuardedBuffer act_q(T * K * I / 32 * k::kSplitInt8BlockBytes), act_s(T * K * I / 32 * 4);
+      CUDA_VERIFY(k::quantize_split_int8(dx.as<float>(), T, H, xq.as<std::int8_t>(), xs.as<float>(), nullptr));
+      CUDA_VERIFY(k::moe_decode_gate_up(m, xq.as<std::int8_t>(), xs.as<float>(), act_q.as<std::int8_t>(),
+                                        act_s.as<float>(), nullptr));
+      CUDA_VERIFY(k::moe_decode_down(m, act_q.as<std::int8_t>(), act_s.as<float>(), dr.as<float>(), nullptr));
+      const auto gi = to_host<std::int32_t>(got_ids, T * K);
+      const auto gw = to_host<float>(got_w, T * K);
+      QVERIFY2(gi == ids, qPrintable(QString("E %1 k %2").arg(E).arg(K)));
+      for (int i = 0; i < T * K; ++i)
+        QVERIFY2(std::fabs(gw[i] - weights[i]) <= 1e-6f, qPrintable(QString("weight %1: %2 vs %3").arg(i).arg(gw[i]).arg(weights[i])));
+      // The CPU with the reference routes.
+      std::vector<float> want(residual), gu(2 * I), act(I), out(H);
+      for (int t = 0; t < T; ++t)
+        for (int j = 0; j < K; ++j) {
+          const int e = ids[t * K + j];
+          const cpu::Matrix gb{DType::f32, reinterpret_cast<const std::uint8_t*>(gate_up.bias.data() + e * 2 * I), 1,
+                               2 * I};
+          const cpu::Matrix db{DType::f32, reinterpret_cast<const std::uint8_t*>(down.bias.data() + e * H), 1, H};
+          cpu::linear(pool, x.data() + t * H, 1, gate_up.matrix(e), &gb, gu.data());
+          swiglu(gu.data(), I, act.data());
+          cpu::linear(pool, act.data(), 1, down.matrix(e), &db, out.data());
+          for (int c = 0; c < H; ++c) want[t * H + c] += weights[t * K + j] * out[c];
+        }
+      auto got = to_host<float>(dr, static_cast<std::size_t>(T) * H);
+      std::vector<float> got_delta(got.size()), want_delta(got.size());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        got_delta[i] = got[i] - residual[i];
+        want_delta[i] = want[i] - residual[i];
+      }
+      const double err = rel_l2(got_delta, want_delta);
+      QVERIFY2(err < 1e-4, qPrintable(QString("E %1 k %2: %3").arg(E).arg(K).arg(err)));
+      QVERIFY(got_ids.guard_intact() && got_w.guard_intact() && dr.guard_intact() && act_q.guard_intact() &&
+              act_s.guard_intact());
+    }
+    // More experts than the GEMVs route themselves, or routes half given: refused.
+    k::MoeDecodeArgs m;
+    GuardedBuffer any(64);
+    m.T = 1;
+    m.hidden = 64;
+    m.inter = 32;
+    m.top_k = 2;
+    m.logits = any.as<float>();
+    m.experts = k::kDecodeRouteMaxExperts + 1;
+    m.gate_up_blocks = m.down_blocks = any.as<std::uint8_t>();
+    m.gate_up_scales = m.down_scales = any.as<std::uint8_t>();
+    m.gate_up_bias = m.down_bias = any.as<float>();
+    QCOMPARE(k::moe_decode_gate_up(m, any.as<std::int8_t>(), any.as<float>(), any.as<std::int8_t>(), any.as<float>(),
+                                   nullptr),
+             cudaErrorInvalidValue);
+    m.experts = 8;
+    m.ids = any.as<std::int32_t>();
+    QCOMPARE(k::moe_decode_down(m, any.as<std::int8_t>(), any.as<float>(), any.as<float>(), nullptr),
+             cudaErrorInvalidValue);
   }
 
   // The split int8 vectors the decode GEMVs read: every value within max|x| / 64,516 of its
@@ -254,15 +348,22 @@ class TestCudaMoeOps : public QObject {
       return got;
     };
 
-    // Decode path: fused MXFP4 GEMVs over split int8 inputs (near fp32: the same 1e-4 bound).
-    {
+    // Decode path: fused MXFP4 GEMVs over split int8 inputs (near fp32: the same 1e-4 bound), with
+    // the routes given and with the routes taken from the logits (as the decode step runs them).
+    auto d_logits = to_device(logits);
+    for (const bool from_logits : {false, true}) {
       k::MoeDecodeArgs m;
       m.T = T;
       m.hidden = H;
       m.inter = I;
       m.top_k = K;
-      m.ids = d_ids.as<std::int32_t>();
-      m.weights = d_w.as<float>();
+      if (from_logits) {
+        m.logits = d_logits.as<float>();
+        m.experts = E;
+      } else {
+        m.ids = d_ids.as<std::int32_t>();
+        m.weights = d_w.as<float>();
+      }
       m.gate_up_blocks = d_gu_blocks.as<std::uint8_t>();
       m.gate_up_scales = d_gu_scales.as<std::uint8_t>();
       m.gate_up_bias = d_gu_bias.as<float>();
@@ -279,7 +380,7 @@ class TestCudaMoeOps : public QObject {
                                         act_s.as<float>(), nullptr));
       CUDA_VERIFY(k::moe_decode_down(m, act_q.as<std::int8_t>(), act_s.as<float>(), dr.as<float>(), nullptr));
       const double err = rel_l2(delta(dr), want_delta);
-      QVERIFY2(err < 1e-4, qPrintable(QString("decode MoE %1").arg(err)));
+      QVERIFY2(err < 1e-4, qPrintable(QString("decode MoE (%1) %2").arg(from_logits ? "logits" : "ids").arg(err)));
       QVERIFY(xq.guard_intact() && xs.guard_intact() && act_q.guard_intact() && act_s.guard_intact() &&
               dr.guard_intact());
     }

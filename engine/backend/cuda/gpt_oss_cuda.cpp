@@ -373,7 +373,6 @@ class GptOssCuda final : public models::LoadedModel {
       tile_row_, tile_count_;
   DeviceBuffer xs_, act_, ys_;
   DeviceBuffer xq_decode_, xscale_decode_, actq_decode_, acts_decode_;  // split int8 decode MoE inputs
-  DeviceBuffer router_done_;                                            // router_decode's CTA counter
   DeviceBuffer workspace_, workspace_exp_;
   std::int64_t max_slots_ = 0, max_tiles_ = 0;
   PinnedBuffer host_tokens_, host_pos_, host_pick_, host_logits_;
@@ -547,8 +546,6 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   DAY0_RETURN_IF_ERROR(
       alloc(K * static_cast<std::size_t>(I) / 32 * k::kSplitInt8BlockBytes, &actq_decode_, A, "expert activations"));
   DAY0_RETURN_IF_ERROR(alloc(K * static_cast<std::size_t>(I) / 32 * 4, &acts_decode_, A, "expert activations"));
-  DAY0_RETURN_IF_ERROR(alloc(4, &router_done_, A, "the router"));
-  DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(router_done_.get(), 0, 4), "clearing the router counter");
 
   // The shared expert workspace: one layer's routed experts, one matrix kind at a time.
   const std::size_t values = static_cast<std::size_t>(max_slots_) * static_cast<std::size_t>(2 * I * H);
@@ -772,8 +769,9 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
 // The decode step for one token (tokens_dev_[0] at pos_dev_[0], pos_dev_[1] = position + 1), as a
 // sequence of launches that a graph can capture: 7 per layer (the RMSNorms fused into the
 // projections that read them, RoPE and the cache writes into the qkv projection, the router's
-// top-k into the router), 171 for gpt-oss-20b. Ends with the logits in logits_ row 0 and their
-// arg max in tokens_dev_[0].
+// top-k into the expert GEMVs; a model with more than kDecodeRouteMaxExperts experts adds a top-k
+// launch), 171 for gpt-oss-20b. Ends with the logits in logits_ row 0 and their arg max in
+// tokens_dev_[0].
 Status GptOssCuda::record_decode(CudaState& st) {
   cudaStream_t s = stream_.get();
   PhaseTimer& pt = decode_timer_;
@@ -788,8 +786,15 @@ Status GptOssCuda::record_decode(CudaState& st) {
   m.hidden = static_cast<int>(H);
   m.inter = static_cast<int>(s_.inter);
   m.top_k = static_cast<int>(K);
-  m.ids = topk_ids_.as<std::int32_t>();
-  m.weights = topk_w_.as<float>();
+  // The expert GEMVs take the routes from the logits themselves, up to kDecodeRouteMaxExperts.
+  const bool routes_from_logits = E <= k::kDecodeRouteMaxExperts;
+  if (routes_from_logits) {
+    m.logits = router_logits_.as<float>();
+    m.experts = static_cast<int>(E);
+  } else {
+    m.ids = topk_ids_.as<std::int32_t>();
+    m.weights = topk_w_.as<float>();
+  }
   auto* xq = xq_decode_.as<std::int8_t>();
   auto* actq = actq_decode_.as<std::int8_t>();
   for (std::int64_t l = 0; l < s_.layers; ++l) {
@@ -808,10 +813,13 @@ Status GptOssCuda::record_decode(CudaState& st) {
         "o_proj");
     pt.mark(s, PhaseTimer::o_proj);
     DAY0_K(k::router_decode(x, L.post_norm.as<std::uint16_t>(), eps, L.router.as<std::uint16_t>(),
-                            L.router_bias.as<float>(), 1, static_cast<int>(E), static_cast<int>(H), static_cast<int>(K),
-                            topk_ids_.as<std::int32_t>(), topk_w_.as<float>(), xq, xscale_decode_.as<float>(),
-                            router_logits_.as<float>(), router_done_.as<unsigned>(), s),
+                            L.router_bias.as<float>(), 1, static_cast<int>(E), static_cast<int>(H), xq,
+                            xscale_decode_.as<float>(), router_logits_.as<float>(), s),
            "router");
+    if (!routes_from_logits)
+      DAY0_K(k::router_topk(router_logits_.as<float>(), 1, static_cast<int>(E), static_cast<int>(K),
+                            topk_ids_.as<std::int32_t>(), topk_w_.as<float>(), s),
+             "router top-k");
     pt.mark(s, PhaseTimer::router);
     m.gate_up_blocks = L.gu_blocks.as<std::uint8_t>();
     m.gate_up_scales = L.gu_scales.as<std::uint8_t>();
