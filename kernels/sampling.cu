@@ -72,7 +72,8 @@ __global__ void __launch_bounds__(kThreads) select_kernel(const float* __restric
 constexpr int kWideThreads = 256, kWidePerThread = 8;  // a CTA covers 2,048 logits per round
 
 __global__ void __launch_bounds__(kWideThreads)
-    argmax_wide_kernel(const float* __restrict__ logits, int64_t n, ArgmaxScratch scratch, int32_t* __restrict__ out) {
+    argmax_wide_kernel(const float* __restrict__ logits, int64_t n, ArgmaxScratch scratch, int32_t* __restrict__ out,
+                       StepEnd step_end) {
   __shared__ bool last;
   DAY0_TRACE_SCOPE(trace::argmax);
   detail::pdl_wait();
@@ -108,21 +109,31 @@ __global__ void __launch_bounds__(kWideThreads)
   }
   block_best<kWideThreads>(best, best_i);
   if (threadIdx.x != 0) return;
-  *out = static_cast<int32_t>(best_i < 0 ? 0 : best_i);
+  const int32_t pick = static_cast<int32_t>(best_i < 0 ? 0 : best_i);
+  *out = pick;
   *scratch.done = 0;
+  if (step_end.positions == nullptr) return;
+  const int32_t p = step_end.positions[0];
+  if (step_end.host_picks != nullptr) {
+    step_end.host_picks[p & 1] = pick;
+    __threadfence_system();
+  }
+  step_end.positions[0] = p + 1;
+  step_end.positions[1] = p + 2;
 }
 
 }  // namespace
 
 cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const StepEnd& step_end) {
   if (n <= 0 || n > (int64_t{1} << 31) - 1 || logits == nullptr || out == nullptr || scratch.values == nullptr ||
-      scratch.indices == nullptr || scratch.done == nullptr)
+      scratch.indices == nullptr || scratch.done == nullptr ||
+      (step_end.host_picks != nullptr && step_end.positions == nullptr))
     return cudaErrorInvalidValue;
   const int64_t per_cta = int64_t{kWideThreads} * kWidePerThread;
   const int64_t ctas = std::min<int64_t>((n + per_cta - 1) / per_cta, kArgmaxMaxCtas);
   return detail::launch_pdl(argmax_wide_kernel, dim3(static_cast<unsigned>(ctas)), dim3(kWideThreads), 0, stream,
-                            logits, n, scratch, out);
+                            logits, n, scratch, out, step_end);
 }
 
 cudaError_t argmax(const float* logits, int64_t n, int32_t* out, cudaStream_t stream) {

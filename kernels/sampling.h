@@ -20,8 +20,16 @@ struct ArgmaxScratch {
   int32_t* indices = nullptr;
   unsigned* done = nullptr;
 };
+// The end of a decode step, done by argmax_wide()'s last CTA after out[0] when given (so the
+// step's graph needs no copies around it): the pick also goes to host_picks[positions[0] & 1]
+// (pinned host memory mapped into the device; the host reads it once the step is done), and the
+// step's positions {p, p + 1} advance to {p + 1, p + 2} for the next step.
+struct StepEnd {
+  int32_t* host_picks = nullptr;
+  int32_t* positions = nullptr;
+};
 cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out,
-                        cudaStream_t stream);
+                        cudaStream_t stream, const StepEnd& step_end = StepEnd{});
 
 // Temperature sampling by the Gumbel-max trick: out[0] = arg max of logits[i] / temperature +
 // g_i, g_i = -log(-log(u_i)) with u_i uniform in (0, 1) from a counter-based hash of

@@ -412,6 +412,38 @@ class TestCudaOps : public QObject {
     }
     QVERIFY(values.guard_intact() && indices.guard_intact() && done.guard_intact());
     QCOMPARE(k::argmax_wide(nullptr, 10, scratch, nullptr, nullptr), cudaErrorInvalidValue);
+    {
+      // The decode step's end: the pick also in the mapped host slot positions[0] & 1, the
+      // positions advanced by one, the other host slot untouched; over three steps.
+      auto logits = random_floats(rng, 201088);
+      logits[777] = 60.0f;
+      auto d = to_device(logits);
+      std::int32_t* host = nullptr;
+      std::int32_t* host_dev = nullptr;
+      CUDA_VERIFY(cudaHostAlloc(reinterpret_cast<void**>(&host), 8, cudaHostAllocMapped));
+      CUDA_VERIFY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&host_dev), host, 0));
+      GuardedBuffer positions(8), wide(4);
+      const std::vector<std::int32_t> start{41, 42};
+      CUDA_VERIFY(cudaMemcpy(positions.as<void>(), start.data(), 8, cudaMemcpyHostToDevice));
+      k::StepEnd step_end;
+      step_end.host_picks = host_dev;
+      step_end.positions = positions.as<std::int32_t>();
+      for (std::int32_t p = 41; p < 44; ++p) {
+        host[0] = host[1] = -7;
+        CUDA_VERIFY(k::argmax_wide(d.as<float>(), 201088, scratch, wide.as<std::int32_t>(), nullptr, step_end));
+        CUDA_VERIFY(cudaDeviceSynchronize());
+        QCOMPARE(host[p & 1], 777);
+        QCOMPARE(host[(p + 1) & 1], -7);
+        QCOMPARE(to_host<std::int32_t>(wide, 1)[0], 777);
+        QCOMPARE(to_host<std::int32_t>(positions, 2), (std::vector<std::int32_t>{p + 1, p + 2}));
+      }
+      QVERIFY(positions.guard_intact() && wide.guard_intact());
+      k::StepEnd no_positions;
+      no_positions.host_picks = host_dev;
+      QCOMPARE(k::argmax_wide(d.as<float>(), 10, scratch, wide.as<std::int32_t>(), nullptr, no_positions),
+               cudaErrorInvalidValue);
+      CUDA_VERIFY(cudaFreeHost(host));
+    }
     // Temperature draws follow softmax(logits / T): 4 tokens, 4000 draws, each frequency within
     // 5 standard deviations of its probability.
     const std::vector<float> logits{1.0f, 0.0f, -1.0f, 2.0f};

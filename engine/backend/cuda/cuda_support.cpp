@@ -82,6 +82,7 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
   if (this != &other) {
     if (pointer_ != nullptr) cudaFreeHost(pointer_);
     pointer_ = std::exchange(other.pointer_, nullptr);
+    device_pointer_ = std::exchange(other.device_pointer_, nullptr);
     bytes_ = other.bytes_;
   }
   return *this;
@@ -91,11 +92,15 @@ PinnedBuffer::~PinnedBuffer() {
   if (pointer_ != nullptr) cudaFreeHost(pointer_);
 }
 
-Result<PinnedBuffer> PinnedBuffer::allocate(std::size_t bytes, const std::string& what) {
+Result<PinnedBuffer> PinnedBuffer::allocate(std::size_t bytes, const std::string& what, bool mapped) {
   PinnedBuffer buffer;
-  DAY0_CUDA_RETURN_IF_ERROR(cudaMallocHost(&buffer.pointer_, std::max<std::size_t>(bytes, 16)),
-                            "allocating pinned host memory for " + what);
+  DAY0_CUDA_RETURN_IF_ERROR(
+      cudaHostAlloc(&buffer.pointer_, std::max<std::size_t>(bytes, 16), mapped ? cudaHostAllocMapped : 0),
+      "allocating pinned host memory for " + what);
   buffer.bytes_ = bytes;
+  if (mapped)
+    DAY0_CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&buffer.device_pointer_, buffer.pointer_, 0),
+                              "mapping pinned host memory for " + what);
   return buffer;
 }
 

@@ -75,20 +75,28 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   PinnedBuffer(PinnedBuffer&& other) noexcept
-      : pointer_(std::exchange(other.pointer_, nullptr)), bytes_(other.bytes_) {}
+      : pointer_(std::exchange(other.pointer_, nullptr)),
+        device_pointer_(std::exchange(other.device_pointer_, nullptr)),
+        bytes_(other.bytes_) {}
   PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   ~PinnedBuffer();
-  static Result<PinnedBuffer> allocate(std::size_t bytes, const std::string& what);
+  // mapped: also addressable by kernels (device_as()), for small results they write directly.
+  static Result<PinnedBuffer> allocate(std::size_t bytes, const std::string& what, bool mapped = false);
   template <typename T>
   T* as() const {
     return static_cast<T*>(pointer_);
+  }
+  template <typename T>
+  T* device_as() const {
+    return static_cast<T*>(device_pointer_);
   }
   std::size_t bytes() const { return bytes_; }
 
  private:
   void* pointer_ = nullptr;
+  void* device_pointer_ = nullptr;  // mapped buffers only
   std::size_t bytes_ = 0;
 };
 

@@ -317,18 +317,25 @@ class GptOssCuda final : public models::LoadedModel {
   static int slot_of(std::int64_t pos) { return static_cast<int>(pos & 1); }
   // Writes pos, pos + 1 to the step's slot of host_pos_ and queues their copy to pos_dev_.
   Status queue_positions(std::int64_t pos);
-  // Queues the decode step's graph at `pos` (its token in tokens_dev_[0]) with its positions, its
-  // pick copied to host_pick_ and step_done_ recorded (slot_of(pos)).
+  // Queues the decode step's graph at `pos` (its token in tokens_dev_[0]), with its positions
+  // unless the step before left them there, and step_done_ recorded (slot_of(pos)); the graph
+  // itself writes its pick to host_pick_[slot_of(pos)] and advances the positions.
   Status queue_step(CudaState& st, std::int64_t pos);
   // The rest of a greedy decode step queued at `pos`: queue the step after it, wait for the pick.
   Status finish_greedy_step(CudaState& st, std::int64_t pos);
-  // tokens_dev_[0] = arg max of logits_ row 0.
-  cudaError_t pick_token(cudaStream_t s) {
+  // tokens_dev_[0] = arg max of logits_ row 0. end_of_step (the decode step): also into
+  // host_pick_[slot_of(pos)] and pos_dev_ advanced to the next step's positions.
+  cudaError_t pick_token(cudaStream_t s, bool end_of_step) {
     k::ArgmaxScratch scratch;
     scratch.values = argmax_values_.as<float>();
     scratch.indices = argmax_indices_.as<std::int32_t>();
     scratch.done = argmax_done_.as<unsigned>();
-    return k::argmax_wide(logits_.as<float>(), s_.vocab, scratch, tokens_dev_.as<std::int32_t>(), s);
+    k::StepEnd step_end;
+    if (end_of_step) {
+      step_end.host_picks = host_pick_.device_as<std::int32_t>();
+      step_end.positions = pos_dev_.as<std::int32_t>();
+    }
+    return k::argmax_wide(logits_.as<float>(), s_.vocab, scratch, tokens_dev_.as<std::int32_t>(), s, step_end);
   }
   Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
   Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
@@ -376,6 +383,8 @@ class GptOssCuda final : public models::LoadedModel {
   DeviceBuffer workspace_, workspace_exp_;
   std::int64_t max_slots_ = 0, max_tiles_ = 0;
   PinnedBuffer host_tokens_, host_pos_, host_pick_, host_logits_;
+  // pos_dev_[0] once everything queued so far has run (a decode step advances it), -1 if unknown.
+  std::int64_t device_pos_ = -1;
   std::vector<float> trace_scratch_;
   PhaseTimer prefill_timer_, decode_timer_;
 };
@@ -558,7 +567,7 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   }
   DAY0_ASSIGN_OR_RETURN(host_tokens_, PinnedBuffer::allocate(C * 4, "token ids"));
   DAY0_ASSIGN_OR_RETURN(host_pos_, PinnedBuffer::allocate(16, "positions"));
-  DAY0_ASSIGN_OR_RETURN(host_pick_, PinnedBuffer::allocate(8, "the picked token"));
+  DAY0_ASSIGN_OR_RETURN(host_pick_, PinnedBuffer::allocate(8, "the picked token", true));
   for (Event& e : step_done_) {
     DAY0_ASSIGN_OR_RETURN(e, Event::create(cudaEventDisableTiming));
   }
@@ -838,7 +847,7 @@ Status GptOssCuda::record_decode(CudaState& st) {
                                  logits_.as<float>(), s),
          "lm_head");
   pt.mark(s, PhaseTimer::lm_head);
-  DAY0_K(pick_token(s), "picking a token");
+  DAY0_K(pick_token(s, true), "picking a token");
   pt.mark(s, PhaseTimer::lm_head);
   return Status::ok();
 }
@@ -866,17 +875,20 @@ Status GptOssCuda::queue_positions(std::int64_t pos) {
   std::int32_t* hp = host_pos_.as<std::int32_t>() + 2 * slot_of(pos);
   hp[0] = static_cast<std::int32_t>(pos);
   hp[1] = static_cast<std::int32_t>(pos + 1);
+  device_pos_ = -1;
   DAY0_K(cudaMemcpyAsync(pos_dev_.get(), hp, 8, cudaMemcpyHostToDevice, stream_.get()), "copying positions");
+  device_pos_ = pos;
   return Status::ok();
 }
 
 Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos) {
   cudaStream_t s = stream_.get();
   const int slot = slot_of(pos);
-  DAY0_RETURN_IF_ERROR(queue_positions(pos));
+  // The step before this one in the stream left pos_dev_ at pos unless something else ran since.
+  if (device_pos_ != pos) DAY0_RETURN_IF_ERROR(queue_positions(pos));
+  device_pos_ = -1;
   DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
-  DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>() + slot, tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
-         "picking a token");
+  device_pos_ = pos + 1;
   DAY0_K(cudaEventRecord(step_done_[static_cast<std::size_t>(slot)].get(), s), "picking a token");
   return Status::ok();
 }
@@ -956,11 +968,13 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
     }
     DAY0_RETURN_IF_ERROR(queue_positions(pos));
     if (decode) {
+      device_pos_ = -1;
       if (st.graph_.valid()) {
         DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
       } else {
         DAY0_RETURN_IF_ERROR(record_decode(st));
       }
+      device_pos_ = pos + 1;  // the step advanced the positions
     } else {
       DAY0_RETURN_IF_ERROR(prefill_chunk(st, n, pos, trace));
     }
@@ -970,7 +984,7 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
                                        logits != nullptr ? logits + (lo - first_logit) * s_.vocab : nullptr));
     if (pick && last_pass) {
       // A decode step picked its token inside the graph; a prefill pass's last row is in logits_ row 0.
-      if (!decode) DAY0_K(pick_token(s), "picking a token");
+      if (!decode) DAY0_K(pick_token(s, false), "picking a token");
       DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>(), tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
              "picking a token");
     }
