@@ -109,8 +109,8 @@ template <int kU>
 struct TileRound {
   uint4 w[kU][2];
   uint32_t sc[kU][2];
-  __device__ __forceinline__ void load(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2], int nb,
-                                       int qq, int q1, int t) {
+  __device__ __forceinline__ void load(const uint4* const (&rows)[2], const uint8_t* const (&scales)[2], int nb, int qq,
+                                       int q1, int t) {
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int b = (qq + u) * kGroupBlocks + t;
@@ -235,15 +235,14 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   const bool from_logits = a.logits != nullptr;
   int64_t e = from_logits ? 0 : a.ids[pair];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const float* sx =
-      stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged, [&] {
-        if (!from_logits || warp != 0) return;
-        detail::warp_routes(a.logits + t * a.experts, a.experts, k, lane, routes);
-        if (blockIdx.x == 0 && j == 0 && a.ids != nullptr && lane < k) {
-          a.ids[t * k + lane] = routes.id[lane];
-          a.weights[t * k + lane] = routes.weight[lane];
-        }
-      });
+  const float* sx = stage_split_int8(x_q + t * nb * kSplitInt8BlockBytes, x_scale + t * nb, 1, nb, staged, [&] {
+    if (!from_logits || warp != 0) return;
+    detail::warp_routes(a.logits + t * a.experts, a.experts, k, lane, routes);
+    if (blockIdx.x == 0 && j == 0 && a.ids != nullptr && lane < k) {
+      a.ids[t * k + lane] = routes.id[lane];
+      a.weights[t * k + lane] = routes.weight[lane];
+    }
+  });
   if (from_logits) e = routes.id[j];
   const int tile = warp % kGateUpTiles, split = warp / kGateUpTiles;
   const int64_t row0 = e * 2 * I + 2 * static_cast<int64_t>(blockIdx.x) * 32 + tile * kTileRows;
@@ -281,6 +280,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
   }
 }
 
+// down's routes, out of line: inlined, the top-k's registers left down_kernel a spill in its main loop.
 __device__ __noinline__ void down_routes(const float* logits, int E, int k, int lane, detail::RouteScratch& r) {
   detail::warp_routes(logits, E, k, lane, r);
 }
@@ -378,8 +378,9 @@ bool valid(const MoeDecodeArgs& a) {
                                                 (a.ids == nullptr) == (a.weights == nullptr)
                                           : a.ids != nullptr && a.weights != nullptr;
   return a.T >= 0 && a.T <= 65535 && a.hidden > 0 && a.inter > 0 && a.hidden % 32 == 0 && a.inter % 32 == 0 &&
-         a.top_k > 0 && a.top_k <= kRouterMaxTopK && routes && a.gate_up_blocks != nullptr && a.gate_up_scales != nullptr && a.gate_up_bias != nullptr &&
-         a.down_blocks != nullptr && a.down_scales != nullptr && a.down_bias != nullptr;
+         a.top_k > 0 && a.top_k <= kRouterMaxTopK && routes && a.gate_up_blocks != nullptr &&
+         a.gate_up_scales != nullptr && a.gate_up_bias != nullptr && a.down_blocks != nullptr &&
+         a.down_scales != nullptr && a.down_bias != nullptr;
 }
 
 }  // namespace

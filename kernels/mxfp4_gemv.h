@@ -32,7 +32,7 @@ cudaError_t quantize_split_int8(const float* x, int64_t rows, int64_t K, int8_t*
 struct MoeDecodeArgs {
   int64_t T = 0;
   int hidden = 0, inter = 0, top_k = 0;
-  const float* logits = nullptr;   // [T, experts] router logits, or null
+  const float* logits = nullptr;  // [T, experts] router logits, or null
   int experts = 0;
   int32_t* ids = nullptr;    // [T, k] experts: input without logits, else an optional output
   float* weights = nullptr;  // [T, k] routing weights: likewise

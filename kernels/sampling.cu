@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(kWideThreads)
 
 }  // namespace
 
-cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out,
-                        cudaStream_t stream, const StepEnd& step_end) {
+cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out, cudaStream_t stream,
+                        const StepEnd& step_end) {
   if (n <= 0 || n > (int64_t{1} << 31) - 1 || logits == nullptr || out == nullptr || scratch.values == nullptr ||
       scratch.indices == nullptr || scratch.done == nullptr ||
       (step_end.host_picks != nullptr && step_end.positions == nullptr))

@@ -28,8 +28,8 @@ struct StepEnd {
   int32_t* host_picks = nullptr;
   int32_t* positions = nullptr;
 };
-cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out,
-                        cudaStream_t stream, const StepEnd& step_end = StepEnd{});
+cudaError_t argmax_wide(const float* logits, int64_t n, const ArgmaxScratch& scratch, int32_t* out, cudaStream_t stream,
+                        const StepEnd& step_end = StepEnd{});
 
 // Temperature sampling by the Gumbel-max trick: out[0] = arg max of logits[i] / temperature +
 // g_i, g_i = -log(-log(u_i)) with u_i uniform in (0, 1) from a counter-based hash of

@@ -177,8 +177,7 @@ class TestCudaMoeOps : public QObject {
       }
       auto d_gu_blocks = to_device(gate_up.blocks), d_gu_scales = to_device(gate_up.scales),
            d_gu_bias = to_device(gate_up.bias);
-      auto d_dn_blocks = to_device(down.blocks), d_dn_scales = to_device(down.scales),
-           d_dn_bias = to_device(down.bias);
+      auto d_dn_blocks = to_device(down.blocks), d_dn_scales = to_device(down.scales), d_dn_bias = to_device(down.bias);
       auto d_logits = to_device(logits);
       GuardedBuffer got_ids(T * K * 4), got_w(T * K * 4);
       CUDA_VERIFY(cudaMemset(got_ids.as<void>(), 0xCD, T * K * 4));
@@ -209,7 +208,8 @@ class TestCudaMoeOps : public QObject {
       const auto gw = to_host<float>(got_w, T * K);
       QVERIFY2(gi == ids, qPrintable(QString("E %1 k %2").arg(E).arg(K)));
       for (int i = 0; i < T * K; ++i)
-        QVERIFY2(std::fabs(gw[i] - weights[i]) <= 1e-6f, qPrintable(QString("weight %1: %2 vs %3").arg(i).arg(gw[i]).arg(weights[i])));
+        QVERIFY2(std::fabs(gw[i] - weights[i]) <= 1e-6f,
+                 qPrintable(QString("weight %1: %2 vs %3").arg(i).arg(gw[i]).arg(weights[i])));
       // The CPU with the reference routes.
       std::vector<float> want(residual), gu(2 * I), act(I), out(H);
       for (int t = 0; t < T; ++t)
