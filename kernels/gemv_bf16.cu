@@ -28,9 +28,9 @@ __device__ __forceinline__ float dot8(const uint4& w, const float* x) {
 // the pair of rows (i, i + d/2) of one head, rotated for q and k heads, stored as bf16 into
 // rope.q_out and the KV cache (y unused).
 // Registers: 64 (4 CTAs per SM) for the others; the q/k/v kernel's 76 leave room for at most 3
-// of its CTAs per SM. Its CTAs launch while down's 16-warp CTAs drain, and at 64 registers the
-// SMs freed first took 4 of them, so the SMs did uneven shares (its CTAs ended 3.8 us apart,
-// 2.6 at 76 registers; decode +1.2%: docs/perf-notes.md, decode v11).
+// of its CTAs per SM. Its CTAs launch while down's 16-warp CTAs drain; at 64 registers an SM
+// freed early could take 4 of them, and its CTAs ended 3.8 us apart against 2.6 at 76 registers
+// (decode +1.2%: docs/perf-notes.md, decode v11).
 template <bool kNorm, bool kRope>
 __global__ void __launch_bounds__(kWarps * 32, kRope ? 3 : 4)
     gemv_kernel(const uint4* __restrict__ W, const float* __restrict__ bias, const float* __restrict__ x,
