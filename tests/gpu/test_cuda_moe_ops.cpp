@@ -72,6 +72,72 @@ void swiglu(const float* gate_up, std::int64_t inter, float* out) {
   }
 }
 
+// The CPU's expert contribution to each token, in fp32: sum over j of weights[t, j] times
+// expert ids[t, j] (gate_up, SwiGLU, down, with biases) applied to x[t].
+std::vector<float> cpu_moe_delta(ThreadPool& pool, const std::vector<float>& x, const Experts& gate_up,
+                                 const Experts& down, const std::vector<std::int32_t>& ids,
+                                 const std::vector<float>& weights, int T, int K) {
+  const std::int64_t H = down.rows, I = down.cols;
+  std::vector<float> delta(static_cast<std::size_t>(T * H), 0.0f), gu(2 * I), act(I), out(H);
+  for (int t = 0; t < T; ++t)
+    for (int j = 0; j < K; ++j) {
+      const int e = ids[t * K + j];
+      const cpu::Matrix gb{DType::f32, reinterpret_cast<const std::uint8_t*>(gate_up.bias.data() + e * 2 * I), 1,
+                           2 * I};
+      const cpu::Matrix db{DType::f32, reinterpret_cast<const std::uint8_t*>(down.bias.data() + e * H), 1, H};
+      cpu::linear(pool, x.data() + t * H, 1, gate_up.matrix(e), &gb, gu.data());
+      swiglu(gu.data(), I, act.data());
+      cpu::linear(pool, act.data(), 1, down.matrix(e), &db, out.data());
+      for (int c = 0; c < H; ++c) delta[t * H + c] += weights[t * K + j] * out[c];
+    }
+  return delta;
+}
+
+// A layer's experts on the device, and decode MoE arguments over them (routes left to the caller).
+struct DeviceExperts {
+  GuardedBuffer gu_blocks, gu_scales, gu_bias, dn_blocks, dn_scales, dn_bias;
+  DeviceExperts(const Experts& gate_up, const Experts& down)
+      : gu_blocks(to_device(gate_up.blocks)),
+        gu_scales(to_device(gate_up.scales)),
+        gu_bias(to_device(gate_up.bias)),
+        dn_blocks(to_device(down.blocks)),
+        dn_scales(to_device(down.scales)),
+        dn_bias(to_device(down.bias)) {}
+  k::MoeDecodeArgs args(int T, int H, int I, int K) const {
+    k::MoeDecodeArgs m;
+    m.T = T;
+    m.hidden = H;
+    m.inter = I;
+    m.top_k = K;
+    m.gate_up_blocks = gu_blocks.as<std::uint8_t>();
+    m.gate_up_scales = gu_scales.as<std::uint8_t>();
+    m.gate_up_bias = gu_bias.as<float>();
+    m.down_blocks = dn_blocks.as<std::uint8_t>();
+    m.down_scales = dn_scales.as<std::uint8_t>();
+    m.down_bias = dn_bias.as<float>();
+    return m;
+  }
+};
+
+// The decode MoE on the GPU (x quantised to split int8, gate_up, down into a copy of `residual`):
+// what it added to each residual value, in `delta`. Fails the test on a CUDA error or an
+// overwritten guard.
+void gpu_decode_moe_delta(const k::MoeDecodeArgs& m, const std::vector<float>& x, const std::vector<float>& residual,
+                          std::vector<float>& delta) {
+  const std::int64_t T = m.T, H = m.hidden, I = m.inter, K = m.top_k;
+  auto dx = to_device(x);
+  auto dr = to_device(residual);
+  GuardedBuffer xq(T * H / 32 * k::kSplitInt8BlockBytes), xs(T * H / 32 * 4);
+  GuardedBuffer act_q(T * K * I / 32 * k::kSplitInt8BlockBytes), act_s(T * K * I / 32 * 4);
+  CUDA_VERIFY(k::quantize_split_int8(dx.as<float>(), T, H, xq.as<std::int8_t>(), xs.as<float>(), nullptr));
+  CUDA_VERIFY(k::moe_decode_gate_up(m, xq.as<std::int8_t>(), xs.as<float>(), act_q.as<std::int8_t>(), act_s.as<float>(),
+                                    nullptr));
+  CUDA_VERIFY(k::moe_decode_down(m, act_q.as<std::int8_t>(), act_s.as<float>(), dr.as<float>(), nullptr));
+  delta = to_host<float>(dr, static_cast<std::size_t>(T * H));
+  for (std::size_t i = 0; i < delta.size(); ++i) delta[i] -= residual[i];
+  QVERIFY(xq.guard_intact() && xs.guard_intact() && act_q.guard_intact() && act_s.guard_intact() && dr.guard_intact());
+}
+
 }  // namespace
 
 class TestCudaMoeOps : public QObject {
@@ -175,35 +241,18 @@ class TestCudaMoeOps : public QObject {
         for (int j = 0; j < K; ++j)  // every selected logit -inf: equal weights
           if (std::isnan(weights[t * K + j])) weights[t * K + j] = 1.0f / K;
       }
-      auto d_gu_blocks = to_device(gate_up.blocks), d_gu_scales = to_device(gate_up.scales),
-           d_gu_bias = to_device(gate_up.bias);
-      auto d_dn_blocks = to_device(down.blocks), d_dn_scales = to_device(down.scales), d_dn_bias = to_device(down.bias);
+      const DeviceExperts dev(gate_up, down);
       auto d_logits = to_device(logits);
       GuardedBuffer got_ids(T * K * 4), got_w(T * K * 4);
       CUDA_VERIFY(cudaMemset(got_ids.as<void>(), 0xCD, T * K * 4));
-      k::MoeDecodeArgs m;
-      m.T = T;
-      m.hidden = H;
-      m.inter = I;
-      m.top_k = K;
+      k::MoeDecodeArgs m = dev.args(T, H, I, K);
       m.logits = d_logits.as<float>();
       m.experts = E;
       m.ids = got_ids.as<std::int32_t>();
       m.weights = got_w.as<float>();
-      m.gate_up_blocks = d_gu_blocks.as<std::uint8_t>();
-      m.gate_up_scales = d_gu_scales.as<std::uint8_t>();
-      m.gate_up_bias = d_gu_bias.as<float>();
-      m.down_blocks = d_dn_blocks.as<std::uint8_t>();
-      m.down_scales = d_dn_scales.as<std::uint8_t>();
-      m.down_bias = d_dn_bias.as<float>();
-      auto dx = to_device(x);
-      auto dr = to_device(residual);
-      GuardedBuffer xq(T * H / 32 * k::kSplitInt8BlockBytes), xs(T * H / 32 * 4);
-      GuardedBuffer act_q(T * K * I / 32 * k::kSplitInt8BlockBytes), act_s(T * K * I / 32 * 4);
-      CUDA_VERIFY(k::quantize_split_int8(dx.as<float>(), T, H, xq.as<std::int8_t>(), xs.as<float>(), nullptr));
-      CUDA_VERIFY(k::moe_decode_gate_up(m, xq.as<std::int8_t>(), xs.as<float>(), act_q.as<std::int8_t>(),
-                                        act_s.as<float>(), nullptr));
-      CUDA_VERIFY(k::moe_decode_down(m, act_q.as<std::int8_t>(), act_s.as<float>(), dr.as<float>(), nullptr));
+      std::vector<float> got_delta;
+      gpu_decode_moe_delta(m, x, residual, got_delta);
+      if (QTest::currentTestFailed()) return;
       const auto gi = to_host<std::int32_t>(got_ids, T * K);
       const auto gw = to_host<float>(got_w, T * K);
       QVERIFY2(gi == ids, qPrintable(QString("E %1 k %2").arg(E).arg(K)));
@@ -211,28 +260,9 @@ class TestCudaMoeOps : public QObject {
         QVERIFY2(std::fabs(gw[i] - weights[i]) <= 1e-6f,
                  qPrintable(QString("weight %1: %2 vs %3").arg(i).arg(gw[i]).arg(weights[i])));
       // The CPU with the reference routes.
-      std::vector<float> want(residual), gu(2 * I), act(I), out(H);
-      for (int t = 0; t < T; ++t)
-        for (int j = 0; j < K; ++j) {
-          const int e = ids[t * K + j];
-          const cpu::Matrix gb{DType::f32, reinterpret_cast<const std::uint8_t*>(gate_up.bias.data() + e * 2 * I), 1,
-                               2 * I};
-          const cpu::Matrix db{DType::f32, reinterpret_cast<const std::uint8_t*>(down.bias.data() + e * H), 1, H};
-          cpu::linear(pool, x.data() + t * H, 1, gate_up.matrix(e), &gb, gu.data());
-          swiglu(gu.data(), I, act.data());
-          cpu::linear(pool, act.data(), 1, down.matrix(e), &db, out.data());
-          for (int c = 0; c < H; ++c) want[t * H + c] += weights[t * K + j] * out[c];
-        }
-      auto got = to_host<float>(dr, static_cast<std::size_t>(T) * H);
-      std::vector<float> got_delta(got.size()), want_delta(got.size());
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        got_delta[i] = got[i] - residual[i];
-        want_delta[i] = want[i] - residual[i];
-      }
-      const double err = rel_l2(got_delta, want_delta);
+      const double err = rel_l2(got_delta, cpu_moe_delta(pool, x, gate_up, down, ids, weights, T, K));
       QVERIFY2(err < 1e-4, qPrintable(QString("E %1 k %2: %3").arg(E).arg(K).arg(err)));
-      QVERIFY(got_ids.guard_intact() && got_w.guard_intact() && dr.guard_intact() && act_q.guard_intact() &&
-              act_s.guard_intact());
+      QVERIFY(got_ids.guard_intact() && got_w.guard_intact());
     }
     // More experts than the GEMVs route themselves, or routes half given: refused.
     k::MoeDecodeArgs m;
@@ -321,25 +351,9 @@ class TestCudaMoeOps : public QObject {
     for (int t = 0; t < T; ++t) reference_topk(logits.data() + t * E, E, K, ids.data() + t * K, weights.data() + t * K);
 
     // CPU: each (token, slot) through its expert, in fp32.
-    std::vector<float> want(residual);
-    std::vector<float> gu(2 * I), act(I), out(H);
-    for (int t = 0; t < T; ++t)
-      for (int j = 0; j < K; ++j) {
-        const int e = ids[t * K + j];
-        const cpu::Matrix gb{DType::f32, reinterpret_cast<const std::uint8_t*>(gate_up.bias.data() + e * 2 * I), 1,
-                             2 * I};
-        const cpu::Matrix db{DType::f32, reinterpret_cast<const std::uint8_t*>(down.bias.data() + e * H), 1, H};
-        cpu::linear(pool, x.data() + t * H, 1, gate_up.matrix(e), &gb, gu.data());
-        swiglu(gu.data(), I, act.data());
-        cpu::linear(pool, act.data(), 1, down.matrix(e), &db, out.data());
-        for (int c = 0; c < H; ++c) want[t * H + c] += weights[t * K + j] * out[c];
-      }
-    std::vector<float> want_delta(want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) want_delta[i] = want[i] - residual[i];
+    const std::vector<float> want_delta = cpu_moe_delta(pool, x, gate_up, down, ids, weights, T, K);
 
-    auto d_gu_blocks = to_device(gate_up.blocks), d_gu_scales = to_device(gate_up.scales),
-         d_gu_bias = to_device(gate_up.bias);
-    auto d_dn_blocks = to_device(down.blocks), d_dn_scales = to_device(down.scales), d_dn_bias = to_device(down.bias);
+    const DeviceExperts dev(gate_up, down);
     auto d_ids = to_device(ids);
     auto d_w = to_device(weights);
     const auto delta = [&](const GuardedBuffer& b) {
@@ -352,11 +366,7 @@ class TestCudaMoeOps : public QObject {
     // the routes given and with the routes taken from the logits (as the decode step runs them).
     auto d_logits = to_device(logits);
     for (const bool from_logits : {false, true}) {
-      k::MoeDecodeArgs m;
-      m.T = T;
-      m.hidden = H;
-      m.inter = I;
-      m.top_k = K;
+      k::MoeDecodeArgs m = dev.args(T, H, I, K);
       if (from_logits) {
         m.logits = d_logits.as<float>();
         m.experts = E;
@@ -364,25 +374,11 @@ class TestCudaMoeOps : public QObject {
         m.ids = d_ids.as<std::int32_t>();
         m.weights = d_w.as<float>();
       }
-      m.gate_up_blocks = d_gu_blocks.as<std::uint8_t>();
-      m.gate_up_scales = d_gu_scales.as<std::uint8_t>();
-      m.gate_up_bias = d_gu_bias.as<float>();
-      m.down_blocks = d_dn_blocks.as<std::uint8_t>();
-      m.down_scales = d_dn_scales.as<std::uint8_t>();
-      m.down_bias = d_dn_bias.as<float>();
-      auto dx = to_device(x);
-      auto dr = to_device(residual);
-      GuardedBuffer xq(static_cast<std::size_t>(T) * H / 32 * k::kSplitInt8BlockBytes), xs(T * H / 32 * 4);
-      GuardedBuffer act_q(static_cast<std::size_t>(T) * K * I / 32 * k::kSplitInt8BlockBytes),
-          act_s(static_cast<std::size_t>(T) * K * I / 32 * 4);
-      CUDA_VERIFY(k::quantize_split_int8(dx.as<float>(), T, H, xq.as<std::int8_t>(), xs.as<float>(), nullptr));
-      CUDA_VERIFY(k::moe_decode_gate_up(m, xq.as<std::int8_t>(), xs.as<float>(), act_q.as<std::int8_t>(),
-                                        act_s.as<float>(), nullptr));
-      CUDA_VERIFY(k::moe_decode_down(m, act_q.as<std::int8_t>(), act_s.as<float>(), dr.as<float>(), nullptr));
-      const double err = rel_l2(delta(dr), want_delta);
+      std::vector<float> got_delta;
+      gpu_decode_moe_delta(m, x, residual, got_delta);
+      if (QTest::currentTestFailed()) return;
+      const double err = rel_l2(got_delta, want_delta);
       QVERIFY2(err < 1e-4, qPrintable(QString("decode MoE (%1) %2").arg(from_logits ? "logits" : "ids").arg(err)));
-      QVERIFY(xq.guard_intact() && xs.guard_intact() && act_q.guard_intact() && act_s.guard_intact() &&
-              dr.guard_intact());
     }
 
     // Prefill path: routes, gather, workspace, grouped GEMMs, combine; FP8 and bf16 workspaces.
@@ -440,15 +436,15 @@ class TestCudaMoeOps : public QObject {
       } else {
         g.w_bf16 = ws.as<std::uint16_t>();
       }
-      CUDA_VERIFY(convert(d_gu_blocks, d_gu_scales, 2 * I * H / 32));
+      CUDA_VERIFY(convert(dev.gu_blocks, dev.gu_scales, 2 * I * H / 32));
       if (fp8) {
         // Slot s holds expert active[s] exactly as the single-matrix conversion writes it.
         const std::int64_t nb = 2 * I * H / 32;
         GuardedBuffer one(nb * 32), one_exp(nb * 2);
         const int s = n_active - 1;
-        CUDA_VERIFY(k::mxfp4_to_fp8_e4m3(d_gu_blocks.as<std::uint8_t>() + h_active[s] * nb * 16,
-                                         d_gu_scales.as<std::uint8_t>() + h_active[s] * nb, nb, one.as<std::uint8_t>(),
-                                         one_exp.as<std::int16_t>(), nullptr));
+        CUDA_VERIFY(k::mxfp4_to_fp8_e4m3(dev.gu_blocks.as<std::uint8_t>() + h_active[s] * nb * 16,
+                                         dev.gu_scales.as<std::uint8_t>() + h_active[s] * nb, nb,
+                                         one.as<std::uint8_t>(), one_exp.as<std::int16_t>(), nullptr));
         const auto all = to_host<std::uint8_t>(ws, values);
         const auto all_exp = to_host<std::int16_t>(ws_exp, values / 32);
         const auto want_fp8 = to_host<std::uint8_t>(one, nb * 32);
@@ -459,15 +455,15 @@ class TestCudaMoeOps : public QObject {
       g.x = xs.as<std::uint16_t>();
       g.N = 2 * I;
       g.K = H;
-      g.bias = d_gu_bias.as<float>();
+      g.bias = dev.gu_bias.as<float>();
       g.epilogue = k::MoeEpilogue::swiglu;
       g.act_out = act.as<std::uint16_t>();
       CUDA_VERIFY(k::moe_grouped_gemm(g, nullptr));
-      CUDA_VERIFY(convert(d_dn_blocks, d_dn_scales, H * I / 32));
+      CUDA_VERIFY(convert(dev.dn_blocks, dev.dn_scales, H * I / 32));
       g.x = act.as<std::uint16_t>();
       g.N = H;
       g.K = I;
-      g.bias = d_dn_bias.as<float>();
+      g.bias = dev.dn_bias.as<float>();
       g.epilogue = k::MoeEpilogue::weighted;
       g.y_out = ys.as<float>();
       g.sorted_pair = r.sorted_pair;
