@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decode_routes.cuh"
 #include "decode_trace.cuh"
 #include "device_util.cuh"
 #include "mxfp4_gemv.h"
@@ -11,51 +12,21 @@
 namespace day0::kernels {
 namespace {
 
-// One warp: k rounds of a warp arg-max over the logits r[E] not yet taken; lane 0 writes the k
-// ids and softmax weights.
-__device__ void topk_softmax_warp(const float* r, int E, int k, int lane, int32_t* __restrict__ ids,
-                                  float* __restrict__ weights) {
-  int chosen[kRouterMaxTopK];
-  float value[kRouterMaxTopK];
-  for (int j = 0; j < k; ++j) {
-    float best = -INFINITY;
-    int best_id = E;
-    for (int e = lane; e < E; e += 32) {
-      bool taken = false;
-      for (int i = 0; i < j; ++i) taken |= chosen[i] == e;
-      const float v = r[e];
-      if (!taken && (v > best || (v == best && e < best_id) || best_id == E)) {
-        best = v;
-        best_id = e;
-      }
-    }
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, best, offset);
-      const int oid = __shfl_xor_sync(0xffffffffu, best_id, offset);
-      if (oid != E && (best_id == E || ov > best || (ov == best && oid < best_id))) {
-        best = ov;
-        best_id = oid;
-      }
-    }
-    chosen[j] = best_id;
-    value[j] = best;
-  }
-  if (lane != 0) return;
-  float z = 0.0f;
-  for (int j = 0; j < k; ++j) z += expf(value[j] - value[0]);
-  for (int j = 0; j < k; ++j) {
-    ids[j] = chosen[j];
-    weights[j] = expf(value[j] - value[0]) / z;
-  }
-}
+constexpr int kTopkWarps = 8;  // tokens per router_topk CTA, one per warp
 
-// One warp per token.
-__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, int32_t* __restrict__ ids,
-                                   float* __restrict__ weights) {
-  const int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  if (t >= T) return;
-  topk_softmax_warp(logits + t * E, E, k, threadIdx.x & 31, ids + t * k, weights + t * k);
+__global__ void __launch_bounds__(kTopkWarps * 32)
+    router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, int32_t* __restrict__ ids,
+                       float* __restrict__ weights) {
+  __shared__ detail::RouteScratch scratch[kTopkWarps];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * kTopkWarps + warp;
+  if (t >= T) return;  // the whole warp
+  detail::RouteScratch& r = scratch[warp];
+  detail::warp_routes(logits + t * E, E, k, lane, r);
+  if (lane < k) {
+    ids[t * k + lane] = r.id[lane];
+    weights[t * k + lane] = r.weight[lane];
+  }
 }
 
 constexpr int kRouterWarps = 4;  // router rows per CTA, one per warp
@@ -185,8 +156,8 @@ cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* i
   if (T < 0 || E <= 0 || k < 1 || k > E || k > kRouterMaxTopK) return cudaErrorInvalidValue;
   if (T == 0) return cudaSuccess;
   if (logits == nullptr || ids == nullptr || weights == nullptr) return cudaErrorInvalidValue;
-  const int64_t threads = T * 32;
-  router_topk_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(logits, T, E, k, ids, weights);
+  router_topk_kernel<<<static_cast<unsigned>((T + kTopkWarps - 1) / kTopkWarps), kTopkWarps * 32, 0, stream>>>(
+      logits, T, E, k, ids, weights);
   return cudaGetLastError();
 }
 

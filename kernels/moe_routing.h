@@ -13,8 +13,10 @@ inline constexpr int kRouterMaxTopK = 32;
 // (MoeDecodeArgs::logits); a model with more runs router_topk() between the router and them.
 inline constexpr int kDecodeRouteMaxExperts = 256;
 
-// logits [T, E] fp32 -> ids [T, k] (highest first; equal logits keep the lower id first) and
-// weights [T, k] = softmax over the k selected logits. 1 <= k <= min(E, kRouterMaxTopK).
+// logits [T, E] fp32 -> ids [T, k] (highest first; equal logits keep the lower id first; a NaN
+// logit counts as -inf) and weights [T, k] = softmax over the k selected logits, one warp per
+// token (detail::warp_routes(), which the decode expert GEMVs run too). 1 <= k <= min(E,
+// kRouterMaxTopK).
 cudaError_t router_topk(const float* logits, int64_t T, int E, int k, int32_t* ids, float* weights,
                         cudaStream_t stream);
 
