@@ -5,18 +5,14 @@
 
 #include "decode_trace.cuh"
 #include "device_util.cuh"
+#include "step_end.cuh"
 
 namespace day0::kernels {
 namespace {
 
 constexpr int kThreads = 1024;
 
-__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using detail::splitmix64;
 
 // Keeps (best value, lowest index among equals); NaN is skipped.
 __device__ __forceinline__ void consider(float v, int64_t i, float& best, int64_t& best_i) {
@@ -109,17 +105,8 @@ __global__ void __launch_bounds__(kWideThreads)
   }
   block_best<kWideThreads>(best, best_i);
   if (threadIdx.x != 0) return;
-  const int32_t pick = static_cast<int32_t>(best_i < 0 ? 0 : best_i);
-  *out = pick;
   *scratch.done = 0;
-  if (step_end.positions == nullptr) return;
-  const int32_t p = step_end.positions[0];
-  if (step_end.host_picks != nullptr) {
-    step_end.host_picks[p & 1] = pick;
-    __threadfence_system();
-  }
-  step_end.positions[0] = p + 1;
-  step_end.positions[1] = p + 2;
+  detail::end_step(static_cast<int32_t>(best_i < 0 ? 0 : best_i), out, step_end);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -25,18 +26,25 @@ std::uint64_t proc_status_bytes(const char* field) {
 
 int run_bench(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(
-      argv, {"help"}, {"model", "prompt-tokens", "gen-tokens", "threads", "device", "hbm-gbps", "warmup"}, &problem);
+  std::set<std::string> options{"model",  "prompt-tokens", "gen-tokens", "threads",
+                                "device", "hbm-gbps",      "warmup",     "follow-up-tokens"};
+  options.insert(sampling_option_names().begin(), sampling_option_names().end());
+  const auto args = Args::parse(argv, {"help"}, options, &problem);
   if (!args || args->flag("help") || !args->option("model")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli bench: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
                  "usage: day0-cli bench --model DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N]\n"
                  "                      [--device cpu|cuda] [--hbm-gbps 4320] [--warmup 1]\n"
-                 "  Prefills a random prompt and decodes greedily; prints time to first token, prefill and\n"
+                 "                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
+                 "                      [--repetition-penalty R] [--presence-penalty P] [--follow-up-tokens N]\n"
+                 "  Prefills a random prompt and decodes it (greedily unless --temperature is given, with\n"
+                 "  the sampling options as the app and generate take them); prints time to first token, prefill and\n"
                  "  decode tokens/s, inter-token latency p50/p99 and memory (on a GPU: its split and the\n"
                  "  decode roofline, the bytes one step reads over --hbm-gbps), as a table and one JSON line.\n"
                  "  --warmup runs first, unmeasured, that many requests of the same shape (2 new tokens) in\n"
-                 "  their own sessions, so one-time start-up (GPU code loading, GEMM plans) is not timed.\n");
+                 "  their own sessions, so one-time start-up (GPU code loading, GEMM plans) is not timed.\n"
+                 "  --follow-up-tokens N then sends a second turn in the same session (the conversation so\n"
+                 "  far plus N new tokens) and reports its time to first token.\n");
     return args && args->flag("help") ? 0 : 2;
   }
   const auto integer = [&](const char* name, std::int64_t fallback, std::int64_t lo,
@@ -56,7 +64,10 @@ int run_bench(const std::vector<std::string>& argv) {
   const auto threads = integer("threads", 0, 0, 4096);
   const auto hbm_gbps = integer("hbm-gbps", 4320, 1, 1 << 20);
   const auto warmup = integer("warmup", 1, 0, 100);
-  if (!prompt_tokens || !gen_tokens || !threads || !hbm_gbps || !warmup) return 2;
+  const auto follow_up = integer("follow-up-tokens", 0, 0, 1 << 16);
+  if (!prompt_tokens || !gen_tokens || !threads || !hbm_gbps || !warmup || !follow_up) return 2;
+  Request request;
+  if (!read_sampling_options(*args, "bench", &request.sampling)) return 2;
 
   const std::string device = args->option("device").value_or("cpu");
   const auto load_start = std::chrono::steady_clock::now();
@@ -66,7 +77,6 @@ int run_bench(const std::vector<std::string>& argv) {
   auto& engine = opened->engine;
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const ModelSummary summary = describe(*opened->model);
-  Request request;
   std::uint64_t x = 88172645463325252ull;
   for (std::int64_t i = 0; i < *prompt_tokens; ++i) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -80,18 +90,43 @@ int run_bench(const std::vector<std::string>& argv) {
     engine->submit(engine->new_session(opened->model), warm, [](const Event&) {})->wait();
   }
   std::vector<double> stamps;
+  std::vector<std::int32_t> generated;
   Event last;
-  auto handle = engine->submit(engine->new_session(opened->model), request, [&](const Event& e) {
-    if (e.kind == Event::Kind::token)
+  const auto session = engine->new_session(opened->model);
+  auto handle = engine->submit(session, request, [&](const Event& e) {
+    if (e.kind == Event::Kind::token) {
       stamps.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count());
-    else
+      generated.push_back(e.token);
+    } else {
       last = e;
+    }
   });
   handle->wait();
   if (last.kind == Event::Kind::error) {
     std::fprintf(stderr, "day0-cli bench: %s\n", last.status.message().c_str());
     return 1;
+  }
+  // A follow-up turn: the conversation so far and N new tokens, in the same session.
+  Event follow;
+  if (*follow_up > 0) {
+    Request next = request;
+    next.context.insert(next.context.end(), generated.begin(), generated.end());
+    for (std::int64_t i = 0; i < *follow_up; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      next.context.push_back(static_cast<std::int32_t>(x % static_cast<std::uint64_t>(summary.vocab_size)));
+    }
+    next.stop.max_new_tokens = 2;
+    engine
+        ->submit(session, next,
+                 [&](const Event& e) {
+                   if (e.kind != Event::Kind::token) follow = e;
+                 })
+        ->wait();
+    if (follow.kind == Event::Kind::error) {
+      std::fprintf(stderr, "day0-cli bench: the follow-up turn: %s\n", follow.status.message().c_str());
+      return 1;
+    }
   }
   std::vector<double> gaps;
   for (std::size_t i = 1; i < stamps.size(); ++i) gaps.push_back(stamps[i] - stamps[i - 1]);
@@ -114,6 +149,14 @@ int run_bench(const std::vector<std::string>& argv) {
       {"threads", *threads},
       {"prompt_tokens", *prompt_tokens},
       {"warmup_requests", *warmup},
+      {"sampling",
+       {{"temperature", request.sampling.temperature},
+        {"top_k", request.sampling.top_k},
+        {"top_p", request.sampling.top_p},
+        {"min_p", request.sampling.min_p},
+        {"repetition_penalty", request.sampling.repetition_penalty},
+        {"presence_penalty", request.sampling.presence_penalty},
+        {"seed", request.sampling.seed}}},
       {"generated_tokens", s.generated_tokens},
       {"load_s", load_s},
       {"ttft_ms", s.time_to_first_token_ms},
@@ -128,13 +171,22 @@ int run_bench(const std::vector<std::string>& argv) {
       {"hbm_gbps", *hbm_gbps},
       {"roofline_tokens_per_s", roofline_tokens_per_s},
       {"roofline_fraction", roofline_tokens_per_s > 0 ? s.decode_tokens_per_second / roofline_tokens_per_s : 0.0}};
+  if (*follow_up > 0) {
+    j["follow_up_tokens"] = *follow_up;
+    j["follow_up_prefilled_tokens"] = follow.stats.prefilled_tokens;
+    j["follow_up_ttft_ms"] = follow.stats.time_to_first_token_ms;
+  }
   std::printf("model %s (%s) on %s\n", args->option("model")->c_str(), summary.model_type.c_str(),
               after.device.c_str());
-  std::printf("  prompt %lld tokens, generated %lld\n", static_cast<long long>(*prompt_tokens),
-              static_cast<long long>(s.generated_tokens));
+  std::printf("  prompt %lld tokens, generated %lld, %s\n", static_cast<long long>(*prompt_tokens),
+              static_cast<long long>(s.generated_tokens), request.sampling.temperature > 0 ? "sampled" : "greedy");
   std::printf("  load %.2f s, time to first token %.1f ms\n", load_s, s.time_to_first_token_ms);
   std::printf("  prefill %.1f tok/s, decode %.2f tok/s, inter-token p50 %.1f ms p99 %.1f ms\n",
               s.prefill_tokens_per_second, s.decode_tokens_per_second, pct(0.5), pct(0.99));
+  if (*follow_up > 0)
+    std::printf("  follow-up turn: %lld new tokens (%lld fed), time to first token %.2f ms\n",
+                static_cast<long long>(*follow_up), static_cast<long long>(follow.stats.prefilled_tokens),
+                follow.stats.time_to_first_token_ms);
   std::printf("  resident %.2f GiB (peak %.2f GiB; mapped weights count when touched)\n",
               proc_status_bytes("VmRSS") / 1073741824.0, proc_status_bytes("VmHWM") / 1073741824.0);
   if (!after.device_memory.empty()) {

@@ -1,5 +1,7 @@
 // day0-cli generate: continue a prompt; with --ids the last line of stdout is the generated ids.
 #include <cstdio>
+#include <functional>
+#include <set>
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
@@ -30,10 +32,9 @@ int run_generate(const std::vector<std::string>& argv_in) {
     std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
     return usage(false);
   }
-  const auto args = Args::parse(argv, {"help", "ids"},
-                                {"model", "tokens", "max-new-tokens", "temperature", "top-k", "top-p", "min-p", "seed",
-                                 "device", "threads", "repetition-penalty", "presence-penalty", "stop"},
-                                &problem);
+  std::set<std::string> options{"model", "tokens", "max-new-tokens", "device", "threads", "stop"};
+  options.insert(sampling_option_names().begin(), sampling_option_names().end());
+  const auto args = Args::parse(argv, {"help", "ids"}, options, &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
     return usage(false);
@@ -53,15 +54,9 @@ int run_generate(const std::vector<std::string>& argv_in) {
     double min, max;
     std::function<void(double)> set;
   };
+  if (!read_sampling_options(*args, "generate", &request.sampling)) return 2;
   const NumberOption numbers[] = {
       {"max-new-tokens", 0, 1 << 24, [&](double v) { request.stop.max_new_tokens = static_cast<std::int64_t>(v); }},
-      {"temperature", 0, 100, [&](double v) { request.sampling.temperature = static_cast<float>(v); }},
-      {"top-k", 0, 1 << 24, [&](double v) { request.sampling.top_k = static_cast<int>(v); }},
-      {"top-p", 0, 1, [&](double v) { request.sampling.top_p = static_cast<float>(v); }},
-      {"min-p", 0, 1, [&](double v) { request.sampling.min_p = static_cast<float>(v); }},
-      {"seed", 0, 9.0e15, [&](double v) { request.sampling.seed = static_cast<std::uint64_t>(v); }},
-      {"repetition-penalty", 0.01, 100, [&](double v) { request.sampling.repetition_penalty = static_cast<float>(v); }},
-      {"presence-penalty", -100, 100, [&](double v) { request.sampling.presence_penalty = static_cast<float>(v); }},
   };
   for (const auto& n : numbers) {
     const auto text = args->option(n.name);

@@ -1,12 +1,12 @@
 #include "cli/model_args.h"
 
-#include <cstdio>
-
-#include "cli/cli_args.h"
-
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
+
+#include "cli/cli_args.h"
 
 namespace day0::cli {
 
@@ -26,6 +26,40 @@ std::optional<double> parse_number(const std::string& text) {
   const double v = std::strtod(text.c_str(), &end);
   if (errno != 0 || end == text.c_str() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+const std::vector<std::string>& sampling_option_names() {
+  static const std::vector<std::string> names{"temperature",        "top-k",           "top-p", "min-p", "seed",
+                                              "repetition-penalty", "presence-penalty"};
+  return names;
+}
+
+bool read_sampling_options(const Args& args, const char* command, Sampling* sampling) {
+  struct NumberOption {
+    const char* name;
+    double min, max;
+    std::function<void(double)> set;
+  };
+  const NumberOption numbers[] = {
+      {"temperature", 0, 100, [&](double v) { sampling->temperature = static_cast<float>(v); }},
+      {"top-k", 0, 1 << 24, [&](double v) { sampling->top_k = static_cast<int>(v); }},
+      {"top-p", 0, 1, [&](double v) { sampling->top_p = static_cast<float>(v); }},
+      {"min-p", 0, 1, [&](double v) { sampling->min_p = static_cast<float>(v); }},
+      {"seed", 0, 9.0e15, [&](double v) { sampling->seed = static_cast<std::uint64_t>(v); }},
+      {"repetition-penalty", 0.01, 100, [&](double v) { sampling->repetition_penalty = static_cast<float>(v); }},
+      {"presence-penalty", -100, 100, [&](double v) { sampling->presence_penalty = static_cast<float>(v); }},
+  };
+  for (const auto& n : numbers) {
+    const auto text = args.option(n.name);
+    if (!text) continue;
+    const auto v = parse_number(*text);
+    if (!v || *v < n.min || *v > n.max) {
+      std::fprintf(stderr, "day0-cli %s: --%s must be a number between %g and %g\n", command, n.name, n.min, n.max);
+      return false;
+    }
+    n.set(*v);
+  }
+  return true;
 }
 
 std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& text, std::string* problem) {

@@ -26,4 +26,11 @@ std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& tex
 std::optional<double> parse_number(const std::string& text);
 std::optional<std::int64_t> parse_integer(const std::string& text);
 
+// The sampling options of the commands that generate: --temperature, --top-k, --top-p, --min-p,
+// --seed, --repetition-penalty, --presence-penalty.
+const std::vector<std::string>& sampling_option_names();
+// Reads those given into `sampling`; a value out of range prints "day0-cli <command>: --x must be
+// a number between a and b" and returns false.
+bool read_sampling_options(const Args& args, const char* command, Sampling* sampling);
+
 }  // namespace day0::cli

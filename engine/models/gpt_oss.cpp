@@ -1,16 +1,6 @@
-// gpt-oss (model_type gpt_oss): GQA attention with sinks, alternating sliding-window and full
-// layers, YaRN RoPE, and a top-k MoE whose experts ship in MXFP4.
-//
-// Released checkpoint layout per layer N (H hidden, I expert width, E experts):
-//   model.layers.N.self_attn.{q,k,v,o}_proj.{weight,bias}, self_attn.sinks [heads]
-//   model.layers.N.mlp.router.{weight [E, H], bias [E]}
-//   model.layers.N.mlp.experts.gate_up_proj_blocks [E, 2I, H/32, 16] u8  (gate/up interleaved)
-//   model.layers.N.mlp.experts.gate_up_proj_scales [E, 2I, H/32] u8 (E8M0)
-//   model.layers.N.mlp.experts.gate_up_proj_bias   [E, 2I]
-//   model.layers.N.mlp.experts.down_proj_blocks    [E, H, I/32, 16] u8, _scales [E, H, I/32]
-//   model.layers.N.mlp.experts.down_proj_bias      [E, H]
-// Without quantization_config (a bf16 re-save) the experts are gate_up_proj [E, H, 2I] and
-// down_proj [E, I, H].
+// gpt-oss (model_type gpt_oss) on the CPU: GQA attention with sinks, alternating sliding-window
+// and full layers, YaRN RoPE, and a top-k MoE whose experts ship in MXFP4. The config and the
+// tensors come from the manifest (models/gpt_oss_manifest.h), shared with the GPU program.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,6 +10,7 @@
 #include "blocks/rope.h"
 #include "memory/kv_cache.h"
 #include "models/architecture.h"
+#include "models/gpt_oss_manifest.h"
 #include "models/loaded_model.h"
 #include "models/weights.h"
 
@@ -30,121 +21,21 @@
 namespace day0::models {
 namespace {
 
-struct GptOssShape {
-  std::int64_t hidden, layers, experts, top_k, inter, heads, kv_heads, head_dim, vocab;
-  bool tied, mxfp4;
-  std::int64_t sliding_window = 0, max_positions = 0;
-  double rms_eps = 1e-5;
-  std::vector<bool> sliding;  // per layer
-};
-
-Result<GptOssShape> read_shape(const io::ModelConfig& config) {
-  const io::ConfigView c = config.text();
-  GptOssShape s{};
-  DAY0_ASSIGN_OR_RETURN(s.hidden, c.get_int("hidden_size", kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.layers, c.get_int("num_hidden_layers", kLayerRange));
-  DAY0_ASSIGN_OR_RETURN(s.experts, c.get_int("num_local_experts", kExpertRange));
-  DAY0_ASSIGN_OR_RETURN(s.top_k, c.get_int("num_experts_per_tok", {1, s.experts}));
-  DAY0_ASSIGN_OR_RETURN(s.inter, c.get_int("intermediate_size", kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.heads, c.get_int("num_attention_heads", {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.kv_heads, c.get_int("num_key_value_heads", {1, s.heads}));
-  DAY0_ASSIGN_OR_RETURN(s.head_dim, c.get_int_or("head_dim", s.hidden / s.heads, {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.vocab, c.get_int("vocab_size", kVocabRange));
-  DAY0_ASSIGN_OR_RETURN(s.tied, c.get_bool_or("tie_word_embeddings", false));
-  if (s.heads % s.kv_heads != 0)
-    return error(ErrorCode::corrupt_data, config.origin() + ": num_attention_heads (" + std::to_string(s.heads) +
-                                              ") is not a multiple of num_key_value_heads (" +
-                                              std::to_string(s.kv_heads) + ")");
-  s.mxfp4 = false;
-  if (const auto q = config.root().optional_child("quantization_config")) {
-    DAY0_ASSIGN_OR_RETURN(const std::string method, q->get_string_or("quant_method", ""));
-    if (method == "mxfp4") {
-      s.mxfp4 = true;
-    } else if (!method.empty()) {
-      return error(ErrorCode::unsupported, config.origin() + ": quantization method \"" + method +
-                                               "\" is not supported for gpt-oss (MXFP4 or unquantized only)");
-    }
-  }
-  if (s.mxfp4 && (s.hidden % 32 != 0 || s.inter % 32 != 0))
-    return error(ErrorCode::corrupt_data, config.origin() + ": MXFP4 experts need hidden_size and " +
-                                              "intermediate_size to be multiples of 32");
-  DAY0_ASSIGN_OR_RETURN(s.max_positions, c.get_int_or("max_position_embeddings", 131072, {1, 1ll << 40}));
-  DAY0_ASSIGN_OR_RETURN(s.rms_eps, c.get_float_or("rms_norm_eps", 1e-5));
-  DAY0_ASSIGN_OR_RETURN(s.sliding_window, c.get_int_or("sliding_window", 0, {0, 1ll << 40}));
-  s.sliding.assign(static_cast<std::size_t>(s.layers), false);
-  if (c.has("layer_types")) {
-    DAY0_ASSIGN_OR_RETURN(const auto types, c.get_string_list("layer_types"));
-    if (static_cast<std::int64_t>(types.size()) != s.layers)
-      return error(ErrorCode::corrupt_data, config.origin() + ": layer_types lists " + std::to_string(types.size()) +
-                                                " layers but num_hidden_layers is " + std::to_string(s.layers));
-    for (std::size_t l = 0; l < types.size(); ++l) {
-      if (types[l] != "sliding_attention" && types[l] != "full_attention")
-        return error(ErrorCode::corrupt_data, config.origin() + ": layer_types[" + std::to_string(l) + "] is \"" +
-                                                  types[l] + "\"; expected sliding_attention or full_attention");
-      s.sliding[l] = types[l] == "sliding_attention" && s.sliding_window > 0;
-    }
-  }
-  return s;
-}
+using GptOssShape = GptOssConfig;
 
 Result<MoeLayout> moe_layout(const io::ModelConfig& config) {
-  DAY0_ASSIGN_OR_RETURN(const GptOssShape s, read_shape(config));
+  DAY0_ASSIGN_OR_RETURN(const GptOssConfig s, read_gpt_oss_config(config));
   return MoeLayout{s.layers, s.layers, s.experts, s.top_k, 0};
 }
 
 Result<std::vector<ExpectedTensor>> expected_tensors(const io::ModelConfig& config) {
-  DAY0_ASSIGN_OR_RETURN(const GptOssShape s, read_shape(config));
-  using u = std::uint64_t;
-  const u H = static_cast<u>(s.hidden), E = static_cast<u>(s.experts), I = static_cast<u>(s.inter);
-  const u q = static_cast<u>(s.heads * s.head_dim), kv = static_cast<u>(s.kv_heads * s.head_dim);
-  const DType b = DType::bf16;
-  std::vector<ExpectedTensor> t;
-  t.push_back({"model.embed_tokens.weight", b, {static_cast<u>(s.vocab), H}});
-  for (std::int64_t l = 0; l < s.layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    t.push_back({p + "input_layernorm.weight", b, {H}});
-    t.push_back({p + "post_attention_layernorm.weight", b, {H}});
-    t.push_back({p + "self_attn.q_proj.weight", b, {q, H}});
-    t.push_back({p + "self_attn.q_proj.bias", b, {q}});
-    t.push_back({p + "self_attn.k_proj.weight", b, {kv, H}});
-    t.push_back({p + "self_attn.k_proj.bias", b, {kv}});
-    t.push_back({p + "self_attn.v_proj.weight", b, {kv, H}});
-    t.push_back({p + "self_attn.v_proj.bias", b, {kv}});
-    t.push_back({p + "self_attn.o_proj.weight", b, {H, q}});
-    t.push_back({p + "self_attn.o_proj.bias", b, {H}});
-    t.push_back({p + "self_attn.sinks", b, {static_cast<u>(s.heads)}});
-    t.push_back({p + "mlp.router.weight", b, {E, H}});
-    t.push_back({p + "mlp.router.bias", b, {E}});
-    const std::string e = p + "mlp.experts.";
-    if (s.mxfp4) {
-      t.push_back({e + "gate_up_proj_blocks", DType::u8, {E, 2 * I, H / 32, 16}});
-      t.push_back({e + "gate_up_proj_scales", DType::u8, {E, 2 * I, H / 32}});
-      t.push_back({e + "down_proj_blocks", DType::u8, {E, H, I / 32, 16}});
-      t.push_back({e + "down_proj_scales", DType::u8, {E, H, I / 32}});
-    } else {
-      t.push_back({e + "gate_up_proj", b, {E, H, 2 * I}});
-      t.push_back({e + "down_proj", b, {E, I, H}});
-    }
-    t.push_back({e + "gate_up_proj_bias", b, {E, 2 * I}});
-    t.push_back({e + "down_proj_bias", b, {E, H}});
-  }
-  t.push_back({"model.norm.weight", b, {H}});
-  if (!s.tied) t.push_back({"lm_head.weight", b, {static_cast<u>(s.vocab), H}});
-  for (auto& tensor : t) tensor.role = classify_by_name(tensor.name);
-  return t;
+  DAY0_ASSIGN_OR_RETURN(const GptOssConfig s, read_gpt_oss_config(config));
+  return gpt_oss_tensors(s);
 }
-
 
 // ---- Running the model ------------------------------------------------------------------------
 
-struct GptOssLayer {
-  cpu::Matrix input_norm, post_norm;
-  cpu::Matrix q, k, v, o, q_bias, k_bias, v_bias, o_bias, sinks;
-  cpu::Matrix router, router_bias;
-  std::vector<cpu::Mxfp4Matrix> gate_up_mx, down_mx;  // per expert, MXFP4 checkpoints
-  std::vector<cpu::Matrix> gate_up, down;              // per expert, unquantized checkpoints
-  std::vector<cpu::Matrix> gate_up_bias, down_bias;    // per expert, [1, 2I] and [1, H]
-};
+using GptOssLayer = GptOssLayerWeights;
 
 class GptOssState final : public SessionState {
  public:
@@ -177,43 +68,11 @@ class GptOssModel final : public LoadedModel {
       : s_(std::move(shape)), checkpoint_(std::move(checkpoint)), rope_(std::move(rope)), pool_(pool), options_(options) {}
 
   Status bind() {
-    const WeightSource w(checkpoint_);
-    const std::int64_t H = s_.hidden, E = s_.experts, I = s_.inter, q_dim = s_.heads * s_.head_dim,
-                       kv_dim = s_.kv_heads * s_.head_dim;
-    DAY0_ASSIGN_OR_RETURN(embed_, w.matrix("model.embed_tokens.weight", s_.vocab, H));
-    DAY0_ASSIGN_OR_RETURN(final_norm_, w.vector("model.norm.weight", H));
-    DAY0_ASSIGN_OR_RETURN(lm_head_, w.matrix(s_.tied ? "model.embed_tokens.weight" : "lm_head.weight", s_.vocab, H));
-    for (std::int64_t l = 0; l < s_.layers; ++l) {
-      const std::string p = "model.layers." + std::to_string(l) + ".";
-      GptOssLayer L;
-      DAY0_ASSIGN_OR_RETURN(L.input_norm, w.vector(p + "input_layernorm.weight", H));
-      DAY0_ASSIGN_OR_RETURN(L.post_norm, w.vector(p + "post_attention_layernorm.weight", H));
-      DAY0_ASSIGN_OR_RETURN(L.q, w.matrix(p + "self_attn.q_proj.weight", q_dim, H));
-      DAY0_ASSIGN_OR_RETURN(L.k, w.matrix(p + "self_attn.k_proj.weight", kv_dim, H));
-      DAY0_ASSIGN_OR_RETURN(L.v, w.matrix(p + "self_attn.v_proj.weight", kv_dim, H));
-      DAY0_ASSIGN_OR_RETURN(L.o, w.matrix(p + "self_attn.o_proj.weight", H, q_dim));
-      DAY0_ASSIGN_OR_RETURN(L.q_bias, w.vector(p + "self_attn.q_proj.bias", q_dim));
-      DAY0_ASSIGN_OR_RETURN(L.k_bias, w.vector(p + "self_attn.k_proj.bias", kv_dim));
-      DAY0_ASSIGN_OR_RETURN(L.v_bias, w.vector(p + "self_attn.v_proj.bias", kv_dim));
-      DAY0_ASSIGN_OR_RETURN(L.o_bias, w.vector(p + "self_attn.o_proj.bias", H));
-      DAY0_ASSIGN_OR_RETURN(L.sinks, w.vector(p + "self_attn.sinks", s_.heads));
-      DAY0_ASSIGN_OR_RETURN(L.router, w.matrix(p + "mlp.router.weight", E, H));
-      DAY0_ASSIGN_OR_RETURN(L.router_bias, w.vector(p + "mlp.router.bias", E));
-      const std::string e = p + "mlp.experts.";
-      if (s_.mxfp4) {
-        DAY0_ASSIGN_OR_RETURN(L.gate_up_mx, w.stacked_mxfp4(e + "gate_up_proj", E, 2 * I, H));
-        DAY0_ASSIGN_OR_RETURN(L.down_mx, w.stacked_mxfp4(e + "down_proj", E, H, I));
-      } else {
-        // Unquantized re-saves store the transposed parameters [E, H, 2I] and [E, I, H]; the
-        // CPU linear wants [out, in] rows, so these are read through a transposed copy.
-        return error(ErrorCode::unsupported,
-                     "this gpt-oss checkpoint stores its experts unquantized (gate_up_proj [E, H, 2I]); Day0 "
-                     "runs gpt-oss with the MXFP4 experts of the released checkpoint");
-      }
-      DAY0_ASSIGN_OR_RETURN(L.gate_up_bias, w.stacked(e + "gate_up_proj_bias", E, 0, 2 * I));
-      DAY0_ASSIGN_OR_RETURN(L.down_bias, w.stacked(e + "down_proj_bias", E, 0, H));
-      layers_.push_back(std::move(L));
-    }
+    DAY0_ASSIGN_OR_RETURN(GptOssWeights w, bind_gpt_oss(s_, checkpoint_));
+    embed_ = w.embed;
+    final_norm_ = w.final_norm;
+    lm_head_ = w.lm_head;
+    layers_ = std::move(w.layers);
     return Status::ok();
   }
 
@@ -372,9 +231,9 @@ class GptOssModel final : public LoadedModel {
           act(static_cast<std::size_t>(n * I)), down(static_cast<std::size_t>(n * H));
       for (std::int64_t i = 0; i < n; ++i) std::copy_n(h + routed[static_cast<std::size_t>(i)].first * H, H, xs.data() + i * H);
       const auto ue = static_cast<std::size_t>(e);
-      cpu::linear(pool_, xs.data(), n, L.gate_up_mx[ue], &L.gate_up_bias[ue], gate_up.data());
+      cpu::linear(pool_, xs.data(), n, L.gate_up[ue], &L.gate_up_bias[ue], gate_up.data());
       for (std::int64_t i = 0; i < n; ++i) clamped_swiglu(gate_up.data() + i * 2 * I, I, act.data() + i * I);
-      cpu::linear(pool_, act.data(), n, L.down_mx[ue], &L.down_bias[ue], down.data());
+      cpu::linear(pool_, act.data(), n, L.down[ue], &L.down_bias[ue], down.data());
       for (std::int64_t i = 0; i < n; ++i) {
         const auto [t, w] = routed[static_cast<std::size_t>(i)];
         for (std::int64_t c = 0; c < H; ++c) moe_out[static_cast<std::size_t>(t * H + c)] += w * down[static_cast<std::size_t>(i * H + c)];
@@ -394,7 +253,7 @@ class GptOssModel final : public LoadedModel {
 
 Result<std::unique_ptr<LoadedModel>> load(const io::ModelConfig& config, std::shared_ptr<const io::Checkpoint> checkpoint,
                                           ThreadPool& pool, const LoadOptions& options) {
-  DAY0_ASSIGN_OR_RETURN(GptOssShape s, read_shape(config));
+  DAY0_ASSIGN_OR_RETURN(GptOssShape s, read_gpt_oss_config(config));
   if (s.head_dim % 2 != 0) return error(ErrorCode::corrupt_data, config.origin() + ": head_dim must be even for RoPE");
   DAY0_ASSIGN_OR_RETURN(blocks::Rope rope, blocks::make_rope(config.text(), s.head_dim, s.max_positions));
   auto model = std::make_unique<GptOssModel>(std::move(s), std::move(checkpoint), std::move(rope), pool, options);

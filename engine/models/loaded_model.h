@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "day0/engine.h"
 #include "day0/status.h"
 
 namespace day0::models {
@@ -65,11 +66,17 @@ class LoadedModel {
   // Tokens the engine feeds per prefill call: cancellation is checked between calls, and a GPU
   // wants larger steps (each step converts every routed expert once per layer).
   virtual std::int64_t prefill_chunk() const { return 256; }
-  // Greedy decoding on the device: feeds `tokens` as forward() does and returns the arg max of
-  // the last row's logits (lowest id among equals) without copying the logits out. Models that
-  // cannot (argmax_on_device() false) leave sampling to the engine's CPU sampler.
-  virtual bool argmax_on_device() const { return false; }
-  virtual Result<std::int32_t> forward_argmax(SessionState& /*state*/, std::span<const std::int32_t> /*tokens*/) {
+  // Token selection on the device (picks_on_device()): begin_picking() sets how the following
+  // forward_pick() calls choose (the sampling settings, and the tokens seen so far, which the
+  // penalties use; the draws start again, so the same seed and context give the same tokens);
+  // forward_pick() feeds `tokens` as forward() does and returns the token chosen from the last
+  // row's logits, which never leave the device. Models that cannot leave sampling to the
+  // engine's CPU sampler.
+  virtual bool picks_on_device() const { return false; }
+  virtual Status begin_picking(const Sampling& /*sampling*/, std::span<const std::int32_t> /*seen*/) {
+    return error(ErrorCode::unsupported, "this model does not pick tokens on its device");
+  }
+  virtual Result<std::int32_t> forward_pick(SessionState& /*state*/, std::span<const std::int32_t> /*tokens*/) {
     return error(ErrorCode::unsupported, "this model does not pick tokens on its device");
   }
 };

@@ -329,10 +329,11 @@ class EngineImpl final : public Engine {
 
     const auto start = Clock::now();
     std::vector<float> logits(static_cast<std::size_t>(vocab));
-    // Plain greedy decoding picks each token where the logits are (a GPU), without copying them.
-    const Sampling& sampling = request.sampling;
-    const bool device_greedy = !prompt->has_images() && model.argmax_on_device() && sampling.temperature <= 0.0f &&
-                               sampling.repetition_penalty == 1.0f && sampling.presence_penalty == 0.0f;
+    // A model that picks tokens on its device (a GPU) samples there, greedy or not, so the logits
+    // never travel; the CPU sampler serves the others (and prompts with images).
+    const bool device_pick = !prompt->has_images() && model.picks_on_device();
+    if (device_pick)
+      if (Status s = model.begin_picking(request.sampling, context); !s.is_ok()) return fail(s);
     std::int32_t device_next = -1;
     std::size_t fed = common;
     while (fed < context.size()) {
@@ -342,8 +343,8 @@ class EngineImpl final : public Engine {
       const std::size_t n = std::min<std::size_t>(step, context.size() - fed);
       const std::span<const std::int32_t> chunk(context.data() + fed, n);
       const bool last = fed + n == context.size();
-      if (last && device_greedy) {
-        auto next = model.forward_argmax(*session.state, chunk);
+      if (last && device_pick) {
+        auto next = model.forward_pick(*session.state, chunk);
         if (!next) return fail(next.status());
         device_next = *next;
       } else if (prompt->has_images()) {
@@ -361,7 +362,7 @@ class EngineImpl final : public Engine {
                           prompt->keys.begin() + static_cast<std::ptrdiff_t>(fed + n));
       fed += n;
     }
-    if (!device_greedy && fed == context.size())
+    if (!device_pick && fed == context.size())
       if (Status s = check_finite(logits, static_cast<std::int64_t>(fed)); !s.is_ok()) return fail(s);
     stats.prefilled_tokens = static_cast<std::int64_t>(fed - common);
     const double prefill_ms = ms_since(start);
@@ -437,7 +438,7 @@ class EngineImpl final : public Engine {
     Clock::time_point decode_start;
     if (handle.cancelled.load()) reason = DoneReason::cancelled;
     for (std::int64_t i = 0; i < max_new && reason != DoneReason::cancelled; ++i) {
-      const std::int32_t token = device_greedy ? device_next : sampler.sample(logits, session.tokens);
+      const std::int32_t token = device_pick ? device_next : sampler.sample(logits, session.tokens);
       if (i == 0) {
         stats.time_to_first_token_ms = ms_since(start);
         decode_start = Clock::now();
@@ -463,8 +464,8 @@ class EngineImpl final : public Engine {
       }
       if (i + 1 == max_new) break;  // the last token needs no forward pass
       const std::int32_t one[1] = {token};
-      if (device_greedy) {
-        auto next = model.forward_argmax(*session.state, one);
+      if (device_pick) {
+        auto next = model.forward_pick(*session.state, one);
         if (!next) return fail(next.status());
         device_next = *next;
       } else if (Status s = model.forward(*session.state, one, 1, logits.data(), nullptr); !s.is_ok()) {

@@ -18,7 +18,7 @@ double Sampler::uniform() {
   return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-std::int32_t Sampler::sample(std::span<float> logits, std::span<const std::int32_t> seen) {
+std::size_t Sampler::select(std::span<float> logits, std::span<const std::int32_t> seen) {
   const auto vocab = static_cast<std::int32_t>(logits.size());
   if (s_.repetition_penalty != 1.0f || s_.presence_penalty != 0.0f) {
     seen_mask_.assign(static_cast<std::size_t>(vocab), 0);
@@ -36,7 +36,9 @@ std::int32_t Sampler::sample(std::span<float> logits, std::span<const std::int32
     std::int32_t best = 0;
     for (std::int32_t t = 1; t < vocab; ++t)
       if (logits[static_cast<std::size_t>(t)] > logits[static_cast<std::size_t>(best)]) best = t;
-    return best;
+    order_.assign(1, best);
+    probs_.assign(1, 1.0f);
+    return 1;
   }
   order_.resize(static_cast<std::size_t>(vocab));
   std::iota(order_.begin(), order_.end(), 0);
@@ -75,6 +77,21 @@ std::int32_t Sampler::sample(std::span<float> logits, std::span<const std::int32
     while (n < keep && probs_[n] >= floor) ++n;
     keep = n;
   }
+  return keep;
+}
+
+Sampler::Candidates Sampler::candidates(std::span<float> logits, std::span<const std::int32_t> seen) {
+  const std::size_t keep = select(logits, seen);
+  double total = 0;
+  for (std::size_t i = 0; i < keep; ++i) total += probs_[i];
+  normalized_.resize(keep);
+  for (std::size_t i = 0; i < keep; ++i) normalized_[i] = static_cast<float>(probs_[i] / total);
+  return {std::span<const std::int32_t>(order_.data(), keep), normalized_};
+}
+
+std::int32_t Sampler::sample(std::span<float> logits, std::span<const std::int32_t> seen) {
+  const std::size_t keep = select(logits, seen);
+  if (s_.temperature <= 0.0f) return order_[0];
   double total = 0;
   for (std::size_t i = 0; i < keep; ++i) total += probs_[i];
   double u = uniform() * total;

@@ -17,13 +17,26 @@ class Sampler {
   // (the context and what was generated), used by the penalties.
   std::int32_t sample(std::span<float> logits, std::span<const std::int32_t> seen);
 
+  // What sample() draws from: the tokens that survive the penalties and filters, highest logit
+  // first (lower id first among equals), with their probabilities (summing to 1); greedy gives
+  // the one token with probability 1. Valid until the next call.
+  struct Candidates {
+    std::span<const std::int32_t> ids;
+    std::span<const float> probs;
+  };
+  Candidates candidates(std::span<float> logits, std::span<const std::int32_t> seen);
+
  private:
   double uniform();  // [0, 1)
+  // Penalties and filters: the kept tokens in order_[0..keep) with unnormalised probabilities in
+  // probs_ (highest first); returns keep.
+  std::size_t select(std::span<float> logits, std::span<const std::int32_t> seen);
 
   Sampling s_;
   std::uint64_t state_;
   std::vector<std::int32_t> order_;
   std::vector<float> probs_;
+  std::vector<float> normalized_;
   std::vector<std::uint8_t> seen_mask_;
 };
 

@@ -23,6 +23,7 @@
 #include "io/checkpoint.h"
 #include "models/loaded_model.h"
 #include "models/weights.h"
+#include "runtime/sampler.h"
 
 using namespace day0;
 using namespace day0::gpu_test;
@@ -291,7 +292,7 @@ class TestCudaGptOss : public QObject {
     QVERIFY(memory(*gpu, "kv_cache") > 0);
   }
 
-  // Greedy decoding through forward_argmax() (the pick on the GPU, the next step queued before
+  // Greedy decoding through forward_pick() (the pick on the GPU, the next step queued before
   // the host has the token) picks exactly the arg max of the logits that forward() gives for the
   // same tokens on a fresh session; also when the caller feeds another token than the pick,
   // truncates, alternates sessions, or drops a session whose next step is queued.
@@ -306,8 +307,9 @@ class TestCudaGptOss : public QObject {
       if (!gpu->forward(s, tokens, 1, logits.data(), nullptr).is_ok()) return -1;
       return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     };
+    QVERIFY(gpu->begin_picking(Sampling{}, {}).is_ok());
     const auto device_pick = [&](models::SessionState& s, std::span<const std::int32_t> tokens) -> std::int32_t {
-      auto t = gpu->forward_argmax(s, tokens);
+      auto t = gpu->forward_pick(s, tokens);
       return t ? *t : -1;
     };
     // What a session was fed (truncate when `truncate_to` >= 0) and picked.
@@ -373,6 +375,60 @@ class TestCudaGptOss : public QObject {
     }
     auto d = gpu->new_state(), rd = gpu->new_state();
     QCOMPARE(device_pick(*d, prompt), host_pick(*rd, prompt));
+  }
+
+  // Sampled decoding on the GPU, run ahead like greedy: every pick is one the CPU sampler could
+  // make from forward()'s logits for the same tokens (its kept set, penalties over everything
+  // fed); the same seed and prompt give the same tokens, another seed others; top-k 1 is greedy.
+  void sampled_decode_runs_ahead() {
+    ThreadPool pool(1);
+    auto gpu = load(model_dir("tiny-gpt-oss"), pool, "cuda");
+    QVERIFY(gpu);
+    const std::int64_t V = gpu->vocab_size();
+    const std::vector<std::int32_t> prompt{3, 17, 5, 99, 42, 8, 64, 11};
+    const auto decode = [&](const Sampling& sampling, int steps) {
+      std::vector<std::int32_t> out;
+      if (!gpu->begin_picking(sampling, prompt).is_ok()) return out;
+      auto st = gpu->new_state();
+      auto t = gpu->forward_pick(*st, prompt);
+      while (t && static_cast<int>(out.size()) < steps) {
+        out.push_back(*t);
+        t = gpu->forward_pick(*st, std::span(&out.back(), 1));
+      }
+      return out;
+    };
+    Sampling sampling;
+    sampling.temperature = 0.9f;
+    sampling.top_k = 6;
+    sampling.top_p = 0.9f;
+    sampling.repetition_penalty = 1.3f;
+    sampling.seed = 77;
+    const auto picks = decode(sampling, 40);
+    QCOMPARE(picks.size(), std::size_t{40});
+    auto ref = gpu->new_state();
+    std::vector<std::int32_t> seen = prompt;
+    std::vector<float> logits(static_cast<std::size_t>(V));
+    QVERIFY(gpu->forward(*ref, prompt, 1, logits.data(), nullptr).is_ok());
+    runtime::Sampler cpu(sampling);
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      const auto c = cpu.candidates(logits, seen);
+      QVERIFY2(std::find(c.ids.begin(), c.ids.end(), picks[i]) != c.ids.end(),
+               qPrintable(QString("step %1: token %2 is not among the CPU's %3 candidates")
+                              .arg(i)
+                              .arg(picks[i])
+                              .arg(c.ids.size())));
+      seen.push_back(picks[i]);
+      QVERIFY(gpu->forward(*ref, std::span(&picks[i], 1), 1, logits.data(), nullptr).is_ok());
+    }
+    QCOMPARE(decode(sampling, 40), picks);
+    Sampling other = sampling;
+    other.seed = 78;
+    QVERIFY(decode(other, 40) != picks);
+    Sampling one = sampling;
+    one.top_k = 1;
+    one.repetition_penalty = 1.0f;
+    Sampling greedy;
+    QCOMPARE(decode(one, 20), decode(greedy, 20));
   }
 
   void rejects_bad_tokens() {

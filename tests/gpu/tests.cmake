@@ -8,6 +8,8 @@ if(DAY0_CUDA)
     LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
   day0_add_test(test_cuda_gpt_oss SOURCES gpu/test_cuda_gpt_oss.cpp LABEL gpu
     LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
+  day0_add_test(test_cuda_sampling SOURCES gpu/test_cuda_sampling.cpp LABEL gpu
+    LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
 
   # The release preset also builds the kernels for sm_80, sm_86 and sm_89, which this
   # configuration does not: each kernel source is assembled for sm_80 here (no GPU needed), so an

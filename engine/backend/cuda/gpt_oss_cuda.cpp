@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,14 +17,14 @@
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/cuda_support.h"
+#include "backend/cuda/weight_upload.h"
 #include "blocks/rope.h"
 #include "day0/log.h"
 #include "decode_trace.h"
 #include "elementwise.h"
 #include "formats/float_formats.h"
 #include "gemv_bf16.h"
-#include "models/architecture.h"
-#include "models/weights.h"
+#include "models/gpt_oss_manifest.h"
 #include "moe_gemm.h"
 #include "moe_routing.h"
 #include "mxfp4_fp8.h"
@@ -30,6 +32,7 @@
 #include "rms_norm.h"
 #include "rope.h"
 #include "sampling.h"
+#include "token_sampler.h"
 
 namespace day0::cuda {
 namespace {
@@ -41,6 +44,17 @@ using models::SessionState;
 constexpr int kDecodeSplits = 32;
 constexpr std::int64_t kLogitRowsPerPass = 64;
 constexpr std::int64_t kKvGrain = 256;
+// Feeds of up to this many tokens (a follow-up turn) run as decode steps, one token each: a
+// prefill pass converts every routed expert of every layer into the workspace, which costs more
+// than a few decode steps (docs/perf-notes.md, "Short feeds"). DAY0_SHORT_FEED_TOKENS overrides
+// it for measuring the crossover.
+std::int64_t short_feed_tokens() {
+  static const std::int64_t n = [] {
+    const char* v = std::getenv("DAY0_SHORT_FEED_TOKENS");
+    return v != nullptr ? std::max<std::int64_t>(1, std::atoll(v)) : std::int64_t{24};
+  }();
+  return n;
+}
 
 // With DAY0_CUDA_PROFILE set, the forward passes run without graphs and time their phases with
 // events; the totals go to stderr when the model is released (for benchmarks, not for use).
@@ -115,60 +129,22 @@ class PhaseTimer {
   std::array<double, phases> total_{};
 };
 
-struct Shape {
-  std::int64_t hidden = 0, layers = 0, experts = 0, top_k = 0, inter = 0, heads = 0, kv_heads = 0, head_dim = 0,
-               vocab = 0, max_positions = 0, sliding_window = 0;
-  bool tied = false;
-  double rms_eps = 1e-5;
-  std::vector<bool> sliding;
-  std::int64_t q_dim() const { return heads * head_dim; }
-  std::int64_t kv_dim() const { return kv_heads * head_dim; }
-  std::int64_t qkv_dim() const { return q_dim() + 2 * kv_dim(); }
-};
+using Shape = models::GptOssConfig;
 
-// The fields of config.json the GPU path needs (models/gpt_oss.cpp validates the same file for
-// the CPU path; the checkpoint's tensors are shape-checked against these when bound).
+// What the GPU program needs beyond the config's own consistency (models/gpt_oss_manifest.cpp).
 Result<Shape> read_shape(const io::ModelConfig& config) {
-  const io::ConfigView c = config.text();
-  Shape s;
-  DAY0_ASSIGN_OR_RETURN(s.hidden, c.get_int("hidden_size", models::kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.layers, c.get_int("num_hidden_layers", models::kLayerRange));
-  DAY0_ASSIGN_OR_RETURN(s.experts, c.get_int("num_local_experts", models::kExpertRange));
-  DAY0_ASSIGN_OR_RETURN(s.top_k, c.get_int("num_experts_per_tok", {1, s.experts}));
-  DAY0_ASSIGN_OR_RETURN(s.inter, c.get_int("intermediate_size", models::kDimRange));
-  DAY0_ASSIGN_OR_RETURN(s.heads, c.get_int("num_attention_heads", {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.kv_heads, c.get_int("num_key_value_heads", {1, s.heads}));
-  DAY0_ASSIGN_OR_RETURN(s.head_dim, c.get_int_or("head_dim", s.hidden / s.heads, {1, 4096}));
-  DAY0_ASSIGN_OR_RETURN(s.vocab, c.get_int("vocab_size", models::kVocabRange));
-  DAY0_ASSIGN_OR_RETURN(s.tied, c.get_bool_or("tie_word_embeddings", false));
-  DAY0_ASSIGN_OR_RETURN(s.max_positions, c.get_int_or("max_position_embeddings", 131072, {1, 1ll << 40}));
-  DAY0_ASSIGN_OR_RETURN(s.rms_eps, c.get_float_or("rms_norm_eps", 1e-5));
-  DAY0_ASSIGN_OR_RETURN(s.sliding_window, c.get_int_or("sliding_window", 0, {0, 1ll << 40}));
-  const auto q = config.root().optional_child("quantization_config");
-  std::string method;
-  if (q) {
-    DAY0_ASSIGN_OR_RETURN(method, q->get_string_or("quant_method", ""));
-  }
-  if (method != "mxfp4")
+  DAY0_ASSIGN_OR_RETURN(Shape s, models::read_gpt_oss_config(config));
+  if (!s.mxfp4)
     return error(ErrorCode::unsupported, config.origin() +
                                              ": the CUDA backend runs gpt-oss with the MXFP4 experts "
                                              "of the released checkpoint");
-  if (s.heads % s.kv_heads != 0 || s.hidden % 32 != 0 || s.inter % 32 != 0 || s.head_dim % 2 != 0)
-    return error(ErrorCode::corrupt_data, config.origin() + ": inconsistent head counts or MXFP4 dimensions");
+  if (s.head_dim % 2 != 0) return error(ErrorCode::corrupt_data, config.origin() + ": head_dim must be even for RoPE");
   if (s.head_dim > k::kAttentionMaxHeadDim || s.top_k > k::kRouterMaxTopK || s.hidden % 8 != 0 || s.q_dim() % 8 != 0)
     return error(ErrorCode::unsupported, config.origin() + ": head_dim above " +
                                              std::to_string(k::kAttentionMaxHeadDim) + ", more than " +
                                              std::to_string(k::kRouterMaxTopK) +
                                              " experts per token or widths not multiples of 8 are not supported "
                                              "by the CUDA backend");
-  s.sliding.assign(static_cast<std::size_t>(s.layers), false);
-  if (c.has("layer_types")) {
-    DAY0_ASSIGN_OR_RETURN(const auto types, c.get_string_list("layer_types"));
-    if (static_cast<std::int64_t>(types.size()) != s.layers)
-      return error(ErrorCode::corrupt_data, config.origin() + ": layer_types does not list every layer");
-    for (std::size_t l = 0; l < types.size(); ++l)
-      s.sliding[l] = types[l] == "sliding_attention" && s.sliding_window > 0;
-  }
   return s;
 }
 
@@ -220,15 +196,16 @@ class CudaState final : public SessionState {
     k_ = std::move(k);
     v_ = std::move(v);
     capacity_ = cap;
-    graph_ = GraphExec();
+    graphs_.clear();
     return Status::ok();
   }
   std::uint16_t* k_layer(std::int64_t l) const { return k_.as<std::uint16_t>() + l * capacity_ * s_.kv_dim(); }
   std::uint16_t* v_layer(std::int64_t l) const { return v_.as<std::uint16_t>() + l * capacity_ * s_.kv_dim(); }
 
   std::int64_t length_ = 0;
-  GraphExec graph_;
-  bool graph_failed_ = false;
+  // The decode step's graph for each way of picking its token (kernels::SamplerMode, 0 = arg
+  // max), captured for the current cache buffers; an empty GraphExec once capture failed.
+  std::map<unsigned, GraphExec> graphs_;
 
  private:
   Shape s_;
@@ -269,7 +246,7 @@ class GptOssCuda final : public models::LoadedModel {
   }
   std::uint64_t decode_bytes_per_token() const override {
     const std::uint64_t H = static_cast<std::uint64_t>(s_.hidden), I = static_cast<std::uint64_t>(s_.inter);
-    const std::uint64_t attention = 2 * H * static_cast<std::uint64_t>(s_.qkv_dim() + s_.q_dim());
+    const std::uint64_t attention = 2 * H * static_cast<std::uint64_t>((s_.q_dim() + 2 * s_.kv_dim()) + s_.q_dim());
     const std::uint64_t router = 2 * H * static_cast<std::uint64_t>(s_.experts);
     const std::uint64_t experts = static_cast<std::uint64_t>(s_.top_k) * 3 * H * I * 17 / 32;
     return static_cast<std::uint64_t>(s_.layers) * (attention + router + experts) +
@@ -281,8 +258,9 @@ class GptOssCuda final : public models::LoadedModel {
                  ForwardTrace* trace) override {
     return run(base, tokens, logit_rows, logits, trace);
   }
-  bool argmax_on_device() const override { return true; }
-  Result<std::int32_t> forward_argmax(SessionState& base, std::span<const std::int32_t> tokens) override {
+  bool picks_on_device() const override { return true; }
+  Status begin_picking(const Sampling& sampling, std::span<const std::int32_t> seen) override;
+  Result<std::int32_t> forward_pick(SessionState& base, std::span<const std::int32_t> tokens) override {
     DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr, true));
     return last_pick_;
   }
@@ -311,7 +289,7 @@ class GptOssCuda final : public models::LoadedModel {
   // attention arguments, the same for prefill and decode.
   k::RopeQkvArgs rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const;
   k::AttentionArgs attention_args(const CudaState& st, std::int64_t l) const;
-  Status record_decode(CudaState& st);
+  Status record_decode(CudaState& st, unsigned mode);
   // A step at `pos` uses the pinned slot pos & 1 of host_pos_ and host_pick_ (and step_done_),
   // so the step queued ahead never writes what the step before it still reads.
   static int slot_of(std::int64_t pos) { return static_cast<int>(pos & 1); }
@@ -321,21 +299,26 @@ class GptOssCuda final : public models::LoadedModel {
   // unless the step before left them there, and step_done_ recorded (slot_of(pos)); the graph
   // itself writes its pick to host_pick_[slot_of(pos)] and advances the positions.
   Status queue_step(CudaState& st, std::int64_t pos);
-  // The rest of a greedy decode step queued at `pos`: queue the step after it, wait for the pick.
-  Status finish_greedy_step(CudaState& st, std::int64_t pos);
-  // tokens_dev_[0] = arg max of logits_ row 0. end_of_step (the decode step): also into
-  // host_pick_[slot_of(pos)] and pos_dev_ advanced to the next step's positions.
-  cudaError_t pick_token(cudaStream_t s, bool end_of_step) {
-    k::ArgmaxScratch scratch;
-    scratch.values = argmax_values_.as<float>();
-    scratch.indices = argmax_indices_.as<std::int32_t>();
-    scratch.done = argmax_done_.as<unsigned>();
+  // The rest of a picking decode step queued at `pos`: queue the step after it, wait for the pick.
+  Status finish_pick_step(CudaState& st, std::int64_t pos);
+  // tokens_dev_[0] = the token picked from logits_ row 0 under `mode` (0: arg max). end_of_step
+  // (the decode step): also into host_pick_[slot_of(pos)], pos_dev_ advanced to the next step's
+  // positions, and the fed token counted as seen by the penalties.
+  cudaError_t pick_token(cudaStream_t s, bool end_of_step, unsigned mode) {
     k::StepEnd step_end;
     if (end_of_step) {
       step_end.host_picks = host_pick_.device_as<std::int32_t>();
       step_end.positions = pos_dev_.as<std::int32_t>();
     }
-    return k::argmax_wide(logits_.as<float>(), s_.vocab, scratch, tokens_dev_.as<std::int32_t>(), s, step_end);
+    auto* token = tokens_dev_.as<std::int32_t>();
+    if (mode != 0)
+      return k::sample_token(logits_.as<float>(), s_.vocab, mode, sampler_, end_of_step ? token : nullptr, token, s,
+                             step_end);
+    k::ArgmaxScratch scratch;
+    scratch.values = argmax_values_.as<float>();
+    scratch.indices = argmax_indices_.as<std::int32_t>();
+    scratch.done = argmax_done_.as<unsigned>();
+    return k::argmax_wide(logits_.as<float>(), s_.vocab, scratch, token, s, step_end);
   }
   Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
   Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
@@ -347,6 +330,7 @@ class GptOssCuda final : public models::LoadedModel {
   std::unique_ptr<MemoryLedger> ledger_ = std::make_unique<MemoryLedger>();
   Stream stream_;
   std::unique_ptr<LtGemm> gemm_;
+  std::unique_ptr<WeightUploader> uploader_;  // during init() only
 
   DeviceBuffer embed_, lm_head_, final_norm_, inv_freq_;
   std::vector<Layer> layers_;
@@ -357,6 +341,11 @@ class GptOssCuda final : public models::LoadedModel {
   DeviceBuffer tokens_dev_, partial_;
   DeviceBuffer pos_dev_;  // [2]: the first position of the pass, and the length after it
   DeviceBuffer argmax_values_, argmax_indices_, argmax_done_;
+  // The device sampler (kernels/token_sampler.h) and the mode begin_picking() set.
+  DeviceBuffer sampler_memory_;
+  k::SamplerWorkspace sampler_;
+  unsigned pick_mode_ = 0;
+  PinnedBuffer host_sampler_;  // staging for the sampler's config and seen-token mask
   // One token fed to a session at a position: what a later call may find prepared.
   struct Feed {
     std::uint64_t state = 0;
@@ -366,10 +355,10 @@ class GptOssCuda final : public models::LoadedModel {
       return tokens.size() == 1 && state == st.id() && position == position_now && token == tokens[0];
     }
   };
-  std::int32_t last_pick_ = -1;  // what the last forward_argmax() picked
+  std::int32_t last_pick_ = -1;  // what the last forward_pick() picked
   // The pick is in tokens_dev_[0] for this feed: its step needs no copy of its token.
   std::optional<Feed> picked_;
-  // Greedy decoding runs one step ahead: once the step that picks token t at position p is
+  // Decoding with picks on the device runs one step ahead: once the step that picks token t at position p is
   // queued, the step feeding t at p + 1 is queued behind it before the host waits for t, so the
   // GPU goes on while the host takes t and comes back. A call that is exactly this feed finds
   // its step queued; any other call first waits for it (what it wrote, the cache row at p + 1
@@ -392,7 +381,7 @@ class GptOssCuda final : public models::LoadedModel {
 Status GptOssCuda::upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
                           const std::string& what) {
   DAY0_RETURN_IF_ERROR(alloc(bytes, out, category, what));
-  DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(out->get(), host, bytes, cudaMemcpyHostToDevice), "uploading " + what);
+  uploader_->enqueue(out->get(), host, bytes);
   return Status::ok();
 }
 
@@ -404,21 +393,21 @@ Status GptOssCuda::upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuff
   DAY0_RETURN_IF_ERROR(alloc(total * 2, out, category, what));
   std::size_t offset = 0;
   std::vector<float> row;
-  std::vector<std::uint16_t> converted;
   for (const auto& m : parts) {
     const std::size_t n = static_cast<std::size_t>(m.rows * m.cols);
     auto* dst = out->as<std::uint16_t>() + offset;
     if (m.dtype == DType::bf16) {
-      DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, m.data, n * 2, cudaMemcpyHostToDevice), "uploading " + what);
+      uploader_->enqueue(dst, m.data, n * 2);
     } else {
       row.resize(static_cast<std::size_t>(m.cols));
-      converted.resize(n);
+      std::vector<std::uint8_t> converted(n * 2);
+      auto* bf16 = reinterpret_cast<std::uint16_t*>(converted.data());
       for (std::int64_t r = 0; r < m.rows; ++r) {
         cpu::decode_row(m, r, row.data());
         for (std::int64_t c = 0; c < m.cols; ++c)
-          converted[static_cast<std::size_t>(r * m.cols + c)] = formats::f32_to_bf16(row[static_cast<std::size_t>(c)]);
+          bf16[static_cast<std::size_t>(r * m.cols + c)] = formats::f32_to_bf16(row[static_cast<std::size_t>(c)]);
       }
-      DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, converted.data(), n * 2, cudaMemcpyHostToDevice), "uploading " + what);
+      uploader_->enqueue(dst, std::move(converted));
     }
     offset += n;
   }
@@ -427,14 +416,18 @@ Status GptOssCuda::upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuff
 
 Status GptOssCuda::upload_f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
                               const std::string& what) {
-  std::vector<float> all;
+  std::size_t total = 0;
+  for (const auto& m : parts) total += static_cast<std::size_t>(m.rows * m.cols);
+  std::vector<std::uint8_t> all(total * sizeof(float));
+  auto* f = reinterpret_cast<float*>(all.data());
+  std::size_t at = 0;
   for (const auto& m : parts) {
-    const std::size_t at = all.size();
-    all.resize(at + static_cast<std::size_t>(m.rows * m.cols));
-    for (std::int64_t r = 0; r < m.rows; ++r)
-      cpu::decode_row(m, r, all.data() + at + static_cast<std::size_t>(r * m.cols));
+    for (std::int64_t r = 0; r < m.rows; ++r) cpu::decode_row(m, r, f + at + static_cast<std::size_t>(r * m.cols));
+    at += static_cast<std::size_t>(m.rows * m.cols);
   }
-  return upload(all.data(), all.size() * sizeof(float), out, category, what);
+  DAY0_RETURN_IF_ERROR(alloc(all.size(), out, category, what));
+  uploader_->enqueue(out->get(), std::move(all));
+  return Status::ok();
 }
 
 Status GptOssCuda::upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks,
@@ -443,12 +436,8 @@ Status GptOssCuda::upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, De
   DAY0_RETURN_IF_ERROR(alloc(n_blocks * 16 * experts.size(), blocks, MemoryCategory::expert_cache, what));
   DAY0_RETURN_IF_ERROR(alloc(n_blocks * experts.size(), scales, MemoryCategory::expert_cache, what));
   for (std::size_t e = 0; e < experts.size(); ++e) {
-    DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpy(blocks->as<std::uint8_t>() + e * n_blocks * 16, experts[e].blocks,
-                                         n_blocks * 16, cudaMemcpyHostToDevice),
-                              "uploading " + what);
-    DAY0_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy(scales->as<std::uint8_t>() + e * n_blocks, experts[e].scales, n_blocks, cudaMemcpyHostToDevice),
-        "uploading " + what);
+    uploader_->enqueue(blocks->as<std::uint8_t>() + e * n_blocks * 16, experts[e].blocks, n_blocks * 16);
+    uploader_->enqueue(scales->as<std::uint8_t>() + e * n_blocks, experts[e].scales, n_blocks);
   }
   return Status::ok();
 }
@@ -457,59 +446,50 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
 #ifdef DAY0_DECODE_TRACE
   if (!k::decode_trace_init()) return error(ErrorCode::device_error, "allocating the decode trace buffer");
 #endif
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  const auto t_start = Clock::now();
   DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
   DAY0_ASSIGN_OR_RETURN(stream_, Stream::create());
   DAY0_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ledger_.get()));
-  const models::WeightSource w(checkpoint);
-  const std::int64_t H = s_.hidden, E = s_.experts, I = s_.inter;
+  const auto t_gpu = Clock::now();
+  DAY0_ASSIGN_OR_RETURN(const models::GptOssWeights w, models::bind_gpt_oss(s_, checkpoint));
+  // Every upload below only queues its copies (the checkpoint stays mapped through init()); they
+  // run on several threads through pinned buffers once every tensor is placed.
+  uploader_ = std::make_unique<WeightUploader>(device_);
   const auto W = MemoryCategory::weights;
-  {
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix embed, w.matrix("model.embed_tokens.weight", s_.vocab, H));
-    DAY0_RETURN_IF_ERROR(upload_bf16({embed}, &embed_, W, "the embedding"));
-    if (!s_.tied) {
-      DAY0_ASSIGN_OR_RETURN(const cpu::Matrix head, w.matrix("lm_head.weight", s_.vocab, H));
-      DAY0_RETURN_IF_ERROR(upload_bf16({head}, &lm_head_, W, "lm_head"));
-    }
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix norm, w.vector("model.norm.weight", H));
-    DAY0_RETURN_IF_ERROR(upload_bf16({norm}, &final_norm_, W, "model.norm"));
-    DAY0_RETURN_IF_ERROR(upload(rope_.inv_freq.data(), rope_.inv_freq.size() * sizeof(float), &inv_freq_, W, "RoPE"));
-  }
+  DAY0_RETURN_IF_ERROR(upload_bf16({w.embed}, &embed_, W, "the embedding"));
+  if (!s_.tied) DAY0_RETURN_IF_ERROR(upload_bf16({w.lm_head}, &lm_head_, W, "lm_head"));
+  DAY0_RETURN_IF_ERROR(upload_bf16({w.final_norm}, &final_norm_, W, "model.norm"));
+  DAY0_RETURN_IF_ERROR(upload(rope_.inv_freq.data(), rope_.inv_freq.size() * sizeof(float), &inv_freq_, W, "RoPE"));
   for (std::int64_t l = 0; l < s_.layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
+    const models::GptOssLayerWeights& src = w.layers[static_cast<std::size_t>(l)];
+    const std::string p = "layer " + std::to_string(l) + " ";
     Layer L;
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix in_norm, w.vector(p + "input_layernorm.weight", H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix post_norm, w.vector(p + "post_attention_layernorm.weight", H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix q, w.matrix(p + "self_attn.q_proj.weight", s_.q_dim(), H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix kk, w.matrix(p + "self_attn.k_proj.weight", s_.kv_dim(), H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix v, w.matrix(p + "self_attn.v_proj.weight", s_.kv_dim(), H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix o, w.matrix(p + "self_attn.o_proj.weight", H, s_.q_dim()));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix qb, w.vector(p + "self_attn.q_proj.bias", s_.q_dim()));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix kb, w.vector(p + "self_attn.k_proj.bias", s_.kv_dim()));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix vb, w.vector(p + "self_attn.v_proj.bias", s_.kv_dim()));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix ob, w.vector(p + "self_attn.o_proj.bias", H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix sinks, w.vector(p + "self_attn.sinks", s_.heads));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix router, w.matrix(p + "mlp.router.weight", E, H));
-    DAY0_ASSIGN_OR_RETURN(const cpu::Matrix router_bias, w.vector(p + "mlp.router.bias", E));
-    const std::string e = p + "mlp.experts.";
-    DAY0_ASSIGN_OR_RETURN(const auto gate_up, w.stacked_mxfp4(e + "gate_up_proj", E, 2 * I, H));
-    DAY0_ASSIGN_OR_RETURN(const auto down, w.stacked_mxfp4(e + "down_proj", E, H, I));
-    DAY0_ASSIGN_OR_RETURN(const auto gate_up_bias, w.stacked(e + "gate_up_proj_bias", E, 0, 2 * I));
-    DAY0_ASSIGN_OR_RETURN(const auto down_bias, w.stacked(e + "down_proj_bias", E, 0, H));
-    DAY0_RETURN_IF_ERROR(upload_bf16({in_norm}, &L.input_norm, W, p + "input_layernorm"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({post_norm}, &L.post_norm, W, p + "post_attention_layernorm"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({q, kk, v}, &L.wqkv, W, p + "self_attn.{q,k,v}_proj"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({o}, &L.wo, W, p + "self_attn.o_proj"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({router}, &L.router, W, p + "mlp.router"));
-    DAY0_RETURN_IF_ERROR(upload_f32({qb, kb, vb}, &L.bqkv, W, p + "self_attn biases"));
-    DAY0_RETURN_IF_ERROR(upload_f32({ob}, &L.bo, W, p + "self_attn.o_proj.bias"));
-    DAY0_RETURN_IF_ERROR(upload_f32({sinks}, &L.sinks, W, p + "self_attn.sinks"));
-    DAY0_RETURN_IF_ERROR(upload_f32({router_bias}, &L.router_bias, W, p + "mlp.router.bias"));
-    DAY0_RETURN_IF_ERROR(upload_mxfp4(gate_up, &L.gu_blocks, &L.gu_scales, e + "gate_up_proj"));
-    DAY0_RETURN_IF_ERROR(upload_mxfp4(down, &L.dn_blocks, &L.dn_scales, e + "down_proj"));
-    DAY0_RETURN_IF_ERROR(upload_f32(gate_up_bias, &L.gu_bias, MemoryCategory::expert_cache, e + "gate_up_proj_bias"));
-    DAY0_RETURN_IF_ERROR(upload_f32(down_bias, &L.dn_bias, MemoryCategory::expert_cache, e + "down_proj_bias"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({src.input_norm}, &L.input_norm, W, p + "input norm"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({src.post_norm}, &L.post_norm, W, p + "post-attention norm"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({src.q, src.k, src.v}, &L.wqkv, W, p + "q/k/v projections"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({src.o}, &L.wo, W, p + "o projection"));
+    DAY0_RETURN_IF_ERROR(upload_bf16({src.router}, &L.router, W, p + "router"));
+    DAY0_RETURN_IF_ERROR(upload_f32({src.q_bias, src.k_bias, src.v_bias}, &L.bqkv, W, p + "q/k/v biases"));
+    DAY0_RETURN_IF_ERROR(upload_f32({src.o_bias}, &L.bo, W, p + "o projection bias"));
+    DAY0_RETURN_IF_ERROR(upload_f32({src.sinks}, &L.sinks, W, p + "attention sinks"));
+    DAY0_RETURN_IF_ERROR(upload_f32({src.router_bias}, &L.router_bias, W, p + "router bias"));
+    DAY0_RETURN_IF_ERROR(upload_mxfp4(src.gate_up, &L.gu_blocks, &L.gu_scales, p + "expert gate_up"));
+    DAY0_RETURN_IF_ERROR(upload_mxfp4(src.down, &L.dn_blocks, &L.dn_scales, p + "expert down"));
+    DAY0_RETURN_IF_ERROR(
+        upload_f32(src.gate_up_bias, &L.gu_bias, MemoryCategory::expert_cache, p + "expert gate_up bias"));
+    DAY0_RETURN_IF_ERROR(upload_f32(src.down_bias, &L.dn_bias, MemoryCategory::expert_cache, p + "expert down bias"));
     layers_.push_back(std::move(L));
   }
+  const std::int64_t H = s_.hidden, E = s_.experts, I = s_.inter;
+  const auto t_read = Clock::now();
+  const double upload_gb = static_cast<double>(uploader_->bytes_queued()) / 1e9;
+  DAY0_RETURN_IF_ERROR(uploader_->finish("the weights"));
+  uploader_.reset();
+  const auto t_upload = Clock::now();
 
   // Activations, sized for one prefill pass.
   const auto A = MemoryCategory::activations;
@@ -518,7 +498,7 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   DAY0_RETURN_IF_ERROR(alloc(C * Hs * 4, &x_, A, "the residual stream"));
   DAY0_RETURN_IF_ERROR(alloc(C * Hs * 2, &hb_, A, "normed activations"));
   DAY0_RETURN_IF_ERROR(alloc(C * Hs * 4, &hf_, A, "normed activations"));
-  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.qkv_dim()) * 4, &qkv_, A, "q, k, v"));
+  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>((s_.q_dim() + 2 * s_.kv_dim())) * 4, &qkv_, A, "q, k, v"));
   DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.q_dim()) * 2, &q_, A, "rotated queries"));
   DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.q_dim()) * 2, &attn_, A, "attention outputs"));
   DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(s_.q_dim()) * 4, &attn_f32_, A, "attention outputs"));
@@ -532,6 +512,13 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   DAY0_RETURN_IF_ERROR(alloc(k::kArgmaxMaxCtas * 4, &argmax_indices_, A, "token selection"));
   DAY0_RETURN_IF_ERROR(alloc(4, &argmax_done_, A, "token selection"));
   DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(argmax_done_.get(), 0, 4), "clearing the token selection counter");
+  const std::size_t sampler_bytes = k::sampler_workspace_bytes(s_.vocab);
+  DAY0_RETURN_IF_ERROR(alloc(sampler_bytes, &sampler_memory_, A, "token sampling"));
+  DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(sampler_memory_.get(), 0, sampler_bytes), "clearing the token sampler");
+  sampler_ = k::sampler_workspace(sampler_memory_.get(), s_.vocab);
+  DAY0_ASSIGN_OR_RETURN(
+      host_sampler_,
+      PinnedBuffer::allocate(sizeof(k::SamplerConfig) + static_cast<std::size_t>(s_.vocab), "token sampling settings"));
   DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(k::attention_decode_partial_floats(
                                  static_cast<int>(s_.heads), static_cast<int>(s_.head_dim), kDecodeSplits)) *
                                  4,
@@ -577,6 +564,12 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
                 device_, ledger_->bytes(MemoryCategory::weights) / 1073741824.0,
                 ledger_->bytes(MemoryCategory::expert_cache) / 1073741824.0, fp8_ ? "FP8" : "bf16",
                 ledger_->bytes(MemoryCategory::fp8_workspace) / 1048576.0, max_slots_);
+  const auto t_end = Clock::now();
+  DAY0_LOG_INFO(
+      "gpt-oss on cuda:{} ready in {:.2f} s: GPU start {:.2f} s, tensors read and placed {:.2f} s, "
+      "{:.2f} GB copied in {:.2f} s ({:.1f} GB/s), buffers {:.2f} s",
+      device_, seconds(t_start, t_end), seconds(t_start, t_gpu), seconds(t_gpu, t_read), upload_gb,
+      seconds(t_read, t_upload), upload_gb / std::max(1e-9, seconds(t_read, t_upload)), seconds(t_upload, t_end));
   return Status::ok();
 }
 
@@ -649,8 +642,9 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
     const std::string ls = std::to_string(l);
     DAY0_K(k::rms_norm(x, T, H, L.input_norm.as<std::uint16_t>(), eps, hb, nullptr, s), "input norm");
     pt.mark(s, PhaseTimer::norm);
-    DAY0_RETURN_IF_ERROR(gemm_->linear(L.wqkv.as<std::uint16_t>(), hb, qkv_.as<float>(), T, s_.qkv_dim(), H, false, s));
-    DAY0_K(k::add_bias_rows(qkv_.as<float>(), L.bqkv.as<float>(), T, s_.qkv_dim(), s), "qkv bias");
+    DAY0_RETURN_IF_ERROR(gemm_->linear(L.wqkv.as<std::uint16_t>(), hb, qkv_.as<float>(), T,
+                                       (s_.q_dim() + 2 * s_.kv_dim()), H, false, s));
+    DAY0_K(k::add_bias_rows(qkv_.as<float>(), L.bqkv.as<float>(), T, (s_.q_dim() + 2 * s_.kv_dim()), s), "qkv bias");
     pt.mark(s, PhaseTimer::qkv);
     DAY0_K(k::rope_qkv(rope_args(st, l, T), s), "RoPE");
     pt.mark(s, PhaseTimer::rope);
@@ -781,7 +775,7 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
 // top-k into the expert GEMVs; a model with more than kDecodeRouteMaxExperts experts adds a top-k
 // launch), 171 for gpt-oss-20b. Ends with the logits in logits_ row 0 and their arg max in
 // tokens_dev_[0].
-Status GptOssCuda::record_decode(CudaState& st) {
+Status GptOssCuda::record_decode(CudaState& st, unsigned mode) {
   cudaStream_t s = stream_.get();
   PhaseTimer& pt = decode_timer_;
   pt.mark(s, PhaseTimer::embed);
@@ -847,7 +841,7 @@ Status GptOssCuda::record_decode(CudaState& st) {
                                  logits_.as<float>(), s),
          "lm_head");
   pt.mark(s, PhaseTimer::lm_head);
-  DAY0_K(pick_token(s, true), "picking a token");
+  DAY0_K(pick_token(s, true, mode), "picking a token");
   pt.mark(s, PhaseTimer::lm_head);
   return Status::ok();
 }
@@ -861,13 +855,45 @@ Status GptOssCuda::logits_rows(std::int64_t first_row, std::int64_t rows, bool d
     if (!decode)
       DAY0_RETURN_IF_ERROR(gemm_->linear(head, hb_.as<std::uint16_t>() + (first_row + done) * s_.hidden,
                                          logits_.as<float>(), n, s_.vocab, s_.hidden, false, s));
-    if (out == nullptr) continue;  // kept on the GPU (one row: forward_argmax)
+    if (out == nullptr) continue;  // kept on the GPU (one row: forward_pick)
     const std::size_t bytes = static_cast<std::size_t>(n * s_.vocab) * 4;
     DAY0_K(cudaMemcpyAsync(host_logits_.as<float>(), logits_.get(), bytes, cudaMemcpyDeviceToHost, s),
            "copying logits");
     DAY0_K(cudaStreamSynchronize(s), "computing logits");
     std::memcpy(out + done * s_.vocab, host_logits_.as<float>(), bytes);
   }
+  return Status::ok();
+}
+
+Status GptOssCuda::begin_picking(const Sampling& sampling, std::span<const std::int32_t> seen) {
+  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
+  cudaStream_t s = stream_.get();
+  // A step queued ahead picked under the previous settings (and counted its token as seen): it
+  // runs to its end and is not used.
+  if (ahead_) {
+    ahead_.reset();
+    DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
+  }
+  pick_mode_ = k::sampler_mode(sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p,
+                               sampling.repetition_penalty, sampling.presence_penalty, s_.vocab);
+  if (pick_mode_ == 0) return Status::ok();
+  const k::SamplerConfig config =
+      k::sampler_config(sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p,
+                        sampling.repetition_penalty, sampling.presence_penalty, sampling.seed);
+  auto* staging = host_sampler_.as<std::uint8_t>();
+  std::memcpy(staging, &config, sizeof(config));
+  DAY0_K(cudaMemcpyAsync(sampler_.config, staging, sizeof(config), cudaMemcpyHostToDevice, s),
+         "copying the sampling settings");
+  if (pick_mode_ & k::kSamplePenalties) {
+    std::uint8_t* mask = staging + sizeof(config);
+    std::memset(mask, 0, static_cast<std::size_t>(s_.vocab));
+    for (const std::int32_t t : seen)
+      if (t >= 0 && t < s_.vocab) mask[t] = 1;
+    DAY0_K(cudaMemcpyAsync(sampler_.seen, mask, static_cast<std::size_t>(s_.vocab), cudaMemcpyHostToDevice, s),
+           "copying the tokens seen");
+  }
+  // The staging buffer is written again by the next call: let these copies finish first.
+  DAY0_K(cudaStreamSynchronize(s), "copying the sampling settings");
   return Status::ok();
 }
 
@@ -887,13 +913,13 @@ Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos) {
   // The step before this one in the stream left pos_dev_ at pos unless something else ran since.
   if (device_pos_ != pos) DAY0_RETURN_IF_ERROR(queue_positions(pos));
   device_pos_ = -1;
-  DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
+  DAY0_RETURN_IF_ERROR(st.graphs_.at(pick_mode_).launch(s));
   device_pos_ = pos + 1;
   DAY0_K(cudaEventRecord(step_done_[static_cast<std::size_t>(slot)].get(), s), "picking a token");
   return Status::ok();
 }
 
-Status GptOssCuda::finish_greedy_step(CudaState& st, std::int64_t pos) {
+Status GptOssCuda::finish_pick_step(CudaState& st, std::int64_t pos) {
   // The step after this one reads the token this one leaves in tokens_dev_[0]; its cache row
   // (pos + 1) was reserved with this call's.
   const std::int64_t next = pos + 1;
@@ -928,21 +954,25 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
                                                     std::to_string(s_.vocab - 1) + ")");
   DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
   cudaStream_t s = stream_.get();
-  const bool greedy_step = T == 1 && pick && logits == nullptr && trace == nullptr;
+  const bool pick_step = T == 1 && pick && logits == nullptr && trace == nullptr;
+  const unsigned mode = pick ? pick_mode_ : 0;
   if (ahead_) {
     const Feed ahead = *ahead_;
     ahead_.reset();
-    if (greedy_step && ahead.is(st, pos0, tokens)) return finish_greedy_step(st, pos0);
+    if (pick_step && ahead.is(st, pos0, tokens)) return finish_pick_step(st, pos0);
     DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
   }
-  // One row more than this call needs: the greedy step after it runs ahead in the same buffers.
+  // One row more than this call needs: the picking step after it runs ahead in the same buffers.
   DAY0_RETURN_IF_ERROR(st.reserve(std::min(pos0 + T + 1, s_.max_positions), s));
-  // The greedy decode loop feeds back the token the previous step picked: it is on the GPU already.
+  // The decode loop feeds back the token the previous step picked: it is on the GPU already.
   const bool token_on_device = picked_ && picked_->is(st, pos0, tokens);
   picked_.reset();
   const std::int64_t first_logit = T - logit_rows;
+  // A short feed (and a logits request for its last row only) runs token by token on the
+  // decode path.
+  const bool step_by_step = T <= short_feed_tokens() && logit_rows <= 1 && trace == nullptr;
   for (std::int64_t done = 0; done < T;) {
-    const std::int64_t n = std::min(chunk_, T - done);
+    const std::int64_t n = step_by_step ? 1 : std::min(chunk_, T - done);
     const std::int64_t pos = pos0 + done;
     const bool last_pass = done + n == T;
     // The pinned staging buffers are free: every pass ends with a synchronisation.
@@ -953,26 +983,26 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
              "copying token ids");
     }
     const bool decode = n == 1 && trace == nullptr;
-    if (decode && !st.graph_.valid() && !st.graph_failed_ && !decode_timer_.on()) {
-      auto graph = GraphExec::capture(s, [&] { return record_decode(st); });
-      if (graph) {
-        st.graph_ = std::move(*graph);
-      } else {
-        st.graph_failed_ = true;
-        DAY0_LOG_WARN("decode runs without a CUDA graph: {}", graph.status().message());
-      }
+    // Only the last token's step picks; the steps before it end with the plain arg max.
+    const unsigned step_mode = last_pass ? mode : 0;
+    if (decode && !st.graphs_.count(step_mode) && !decode_timer_.on()) {
+      auto captured = GraphExec::capture(s, [&] { return record_decode(st, step_mode); });
+      if (!captured) DAY0_LOG_WARN("decode runs without a CUDA graph: {}", captured.status().message());
+      st.graphs_[step_mode] = captured ? std::move(*captured) : GraphExec();
     }
-    if (greedy_step && st.graph_.valid()) {
+    const auto found = st.graphs_.find(step_mode);
+    const GraphExec* graph = found != st.graphs_.end() && found->second.valid() ? &found->second : nullptr;
+    if (pick_step && graph != nullptr) {
       DAY0_RETURN_IF_ERROR(queue_step(st, pos));
-      return finish_greedy_step(st, pos);
+      return finish_pick_step(st, pos);
     }
     DAY0_RETURN_IF_ERROR(queue_positions(pos));
     if (decode) {
       device_pos_ = -1;
-      if (st.graph_.valid()) {
-        DAY0_RETURN_IF_ERROR(st.graph_.launch(s));
+      if (graph != nullptr) {
+        DAY0_RETURN_IF_ERROR(graph->launch(s));
       } else {
-        DAY0_RETURN_IF_ERROR(record_decode(st));
+        DAY0_RETURN_IF_ERROR(record_decode(st, step_mode));
       }
       device_pos_ = pos + 1;  // the step advanced the positions
     } else {
@@ -984,7 +1014,7 @@ Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens,
                                        logits != nullptr ? logits + (lo - first_logit) * s_.vocab : nullptr));
     if (pick && last_pass) {
       // A decode step picked its token inside the graph; a prefill pass's last row is in logits_ row 0.
-      if (!decode) DAY0_K(pick_token(s, false), "picking a token");
+      if (!decode) DAY0_K(pick_token(s, false, mode), "picking a token");
       DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>(), tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
              "picking a token");
     }

@@ -4,6 +4,7 @@ target_sources(day0_engine PRIVATE
   backend/cuda/cuda_support.cpp
   backend/cuda/cublaslt_gemm.cpp
   backend/cuda/gpt_oss_cuda.cpp
+  backend/cuda/weight_upload.cpp
 )
 # cuBLASLt is opened at run time (dlopen), so machines without the CUDA toolkit still start.
 target_include_directories(day0_engine PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
