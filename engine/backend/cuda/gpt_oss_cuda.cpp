@@ -2,14 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +14,7 @@
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/cuda_support.h"
+#include "backend/cuda/device_model.h"
 #include "backend/cuda/weight_upload.h"
 #include "blocks/rope.h"
 #include "day0/log.h"
@@ -31,8 +29,6 @@
 #include "mxfp4_gemv.h"
 #include "rms_norm.h"
 #include "rope.h"
-#include "sampling.h"
-#include "token_sampler.h"
 
 namespace day0::cuda {
 namespace {
@@ -42,93 +38,7 @@ using models::ForwardTrace;
 using models::SessionState;
 
 constexpr int kDecodeSplits = 32;
-constexpr std::int64_t kLogitRowsPerPass = 64;
 constexpr std::int64_t kKvGrain = 256;
-// Feeds of up to this many tokens (a follow-up turn) run as decode steps, one token each: a
-// prefill pass converts every routed expert of every layer into the workspace, which costs more
-// than a few decode steps (docs/perf-notes.md, "Short feeds"). DAY0_SHORT_FEED_TOKENS overrides
-// it for measuring the crossover.
-std::int64_t short_feed_tokens() {
-  static const std::int64_t n = [] {
-    const char* v = std::getenv("DAY0_SHORT_FEED_TOKENS");
-    return v != nullptr ? std::max<std::int64_t>(1, std::atoll(v)) : std::int64_t{24};
-  }();
-  return n;
-}
-
-// With DAY0_CUDA_PROFILE set, the forward passes run without graphs and time their phases with
-// events; the totals go to stderr when the model is released (for benchmarks, not for use).
-class PhaseTimer {
- public:
-  enum Phase {
-    embed,
-    norm,
-    qkv,
-    rope,
-    attention,
-    o_proj,
-    router,
-    routes,
-    convert,
-    expert_gemm,
-    combine,
-    decode_moe,
-    lm_head,
-    copy,
-    phases
-  };
-  PhaseTimer() : on_(std::getenv("DAY0_CUDA_PROFILE") != nullptr) {}
-  ~PhaseTimer() {
-    for (auto& [e, p] : marks_) cudaEventDestroy(e);
-    for (auto e : pool_) cudaEventDestroy(e);
-  }
-  bool on() const { return on_; }
-  // Time from the previous mark to now goes to `phase`.
-  void mark(cudaStream_t stream, Phase phase) {
-    if (!on_) return;
-    cudaEvent_t e = nullptr;
-    if (!pool_.empty()) {
-      e = pool_.back();
-      pool_.pop_back();
-    } else if (cudaEventCreate(&e) != cudaSuccess) {
-      return;
-    }
-    cudaEventRecord(e, stream);
-    marks_.emplace_back(e, phase);
-  }
-  void flush() {
-    if (!on_ || marks_.empty()) return;
-    cudaEventSynchronize(marks_.back().first);
-    for (std::size_t i = 1; i < marks_.size(); ++i) {
-      float ms = 0;
-      if (cudaEventElapsedTime(&ms, marks_[i - 1].first, marks_[i].first) == cudaSuccess)
-        total_[marks_[i].second] += ms;
-    }
-    for (auto& [e, p] : marks_) pool_.push_back(e);
-    marks_.clear();
-  }
-  void report(const char* what) {
-    if (!on_) return;
-    flush();
-    static const char* names[phases] = {"embed",   "norm",       "qkv",     "rope",    "attention",
-                                        "o_proj",  "router",     "routes",  "convert", "expert_gemm",
-                                        "combine", "decode_moe", "lm_head", "copy"};
-    double sum = 0;
-    for (double t : total_) sum += t;
-    std::fprintf(stderr, "profile %s: %.1f ms:", what, sum);
-    for (int i = 0; i < phases; ++i)
-      if (total_[i] > 0) std::fprintf(stderr, " %s %.2f", names[i], total_[i]);
-    std::fprintf(stderr, "\n");
-    total_.fill(0);
-  }
-
- private:
-  bool on_;
-  std::vector<std::pair<cudaEvent_t, Phase>> marks_;
-  std::vector<cudaEvent_t> pool_;
-  std::array<double, phases> total_{};
-};
-
 using Shape = models::GptOssConfig;
 
 // What the GPU program needs beyond the config's own consistency (models/gpt_oss_manifest.cpp).
@@ -156,22 +66,14 @@ struct Layer {
   DeviceBuffer dn_blocks, dn_scales, dn_bias;  // MXFP4 [E, H, I/32, 16], [E, H, I/32]; fp32 [E, H]
 };
 
-// Per-session state: the bf16 KV cache [layers, capacity, kv_heads, head_dim] (k and v), grown
-// by doubling, and the decode graph captured for the current buffers.
-class CudaState final : public SessionState {
+// A session's bf16 KV cache [layers, capacity, kv_heads, head_dim] (k and v), grown by doubling.
+class GptOssSession final : public DeviceSession {
  public:
-  CudaState(const Shape& s, MemoryLedger* ledger) : s_(s), ledger_(ledger) {}
-  // Never reused, unlike the address: a step run ahead belongs to exactly one session.
-  std::uint64_t id() const { return id_; }
-  std::int64_t capacity() const { return capacity_; }
-  std::int64_t length() const override { return length_; }
-  std::int64_t truncate(std::int64_t tokens) override {
-    length_ = std::clamp<std::int64_t>(tokens, 0, length_);
-    return length_;
-  }
+  GptOssSession(const Shape& s, MemoryLedger* ledger) : s_(s), ledger_(ledger) {}
+  std::int64_t capacity() const override { return capacity_; }
   std::uint64_t bytes() const override { return k_.bytes() + v_.bytes(); }
 
-  Status reserve(std::int64_t positions, cudaStream_t stream) {
+  Status reserve(std::int64_t positions, cudaStream_t stream) override {
     if (positions <= capacity_) return Status::ok();
     std::int64_t cap = std::max({positions, 2 * capacity_, kKvGrain});
     cap = std::min(cap, s_.max_positions);
@@ -202,47 +104,32 @@ class CudaState final : public SessionState {
   std::uint16_t* k_layer(std::int64_t l) const { return k_.as<std::uint16_t>() + l * capacity_ * s_.kv_dim(); }
   std::uint16_t* v_layer(std::int64_t l) const { return v_.as<std::uint16_t>() + l * capacity_ * s_.kv_dim(); }
 
-  std::int64_t length_ = 0;
-  // The decode step's graph for each way of picking its token (kernels::SamplerMode, 0 = arg
-  // max), captured for the current cache buffers; an empty GraphExec once capture failed.
-  std::map<unsigned, GraphExec> graphs_;
-
  private:
   Shape s_;
   MemoryLedger* ledger_;
   DeviceBuffer k_, v_;
   std::int64_t capacity_ = 0;
-  static inline std::atomic<std::uint64_t> next_id_{1};
-  const std::uint64_t id_ = next_id_.fetch_add(1);
 };
 
-class GptOssCuda final : public models::LoadedModel {
+class GptOssCuda final : public DeviceModel {
  public:
   GptOssCuda(Shape s, blocks::Rope rope, int device, bool fp8)
-      : s_(std::move(s)), rope_(std::move(rope)), device_(device), fp8_(fp8) {}
+      : DeviceModel(device, s.vocab, s.max_positions, kGptOssPrefillChunk, "gpt-oss"),
+        s_(std::move(s)),
+        rope_(std::move(rope)),
+        fp8_(fp8) {}
 
   ~GptOssCuda() override {
-    if (ahead_) cudaStreamSynchronize(stream_.get());
-    prefill_timer_.report("prefill");
-    decode_timer_.report("decode");
+    drain();
 #ifdef DAY0_DECODE_TRACE
     k::decode_trace_dump(20);
 #endif
   }
   Status init(const std::shared_ptr<const io::Checkpoint>& checkpoint);
 
-  std::int64_t vocab_size() const override { return s_.vocab; }
   std::int64_t hidden_size() const override { return s_.hidden; }
-  std::int64_t max_context() const override { return s_.max_positions; }
-  std::unique_ptr<SessionState> new_state() const override { return std::make_unique<CudaState>(s_, ledger_.get()); }
-  std::string device_name() const override { return "cuda:" + std::to_string(device_); }
-  std::vector<std::pair<std::string, std::uint64_t>> memory_report() const override {
-    std::vector<std::pair<std::string, std::uint64_t>> out;
-    for (int c = 0; c < kMemoryCategories; ++c)
-      out.emplace_back(memory_category_name(static_cast<MemoryCategory>(c)),
-                       ledger_->bytes(static_cast<MemoryCategory>(c)));
-    out.emplace_back("peak_total", ledger_->peak());
-    return out;
+  std::unique_ptr<SessionState> new_state() const override {
+    return std::make_unique<GptOssSession>(s_, ledger_.get());
   }
   std::uint64_t decode_bytes_per_token() const override {
     const std::uint64_t H = static_cast<std::uint64_t>(s_.hidden), I = static_cast<std::uint64_t>(s_.inter);
@@ -253,17 +140,12 @@ class GptOssCuda final : public models::LoadedModel {
            2 * H * static_cast<std::uint64_t>(s_.vocab);
   }
 
-  std::int64_t prefill_chunk() const override { return chunk_; }
-  Status forward(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
-                 ForwardTrace* trace) override {
-    return run(base, tokens, logit_rows, logits, trace);
+ protected:
+  Status prefill_pass(DeviceSession& st, std::int64_t T, std::int64_t pos, ForwardTrace* trace) override {
+    return prefill_chunk(static_cast<GptOssSession&>(st), T, pos, trace);
   }
-  bool picks_on_device() const override { return true; }
-  Status begin_picking(const Sampling& sampling, std::span<const std::int32_t> seen) override;
-  Result<std::int32_t> forward_pick(SessionState& base, std::span<const std::int32_t> tokens) override {
-    DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr, true));
-    return last_pick_;
-  }
+  Status record_step(DeviceSession& st) override { return record_decode(static_cast<GptOssSession&>(st)); }
+  Status pass_logits(std::int64_t first_row, std::int64_t rows) override;
 
  private:
   Status upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
@@ -274,61 +156,18 @@ class GptOssCuda final : public models::LoadedModel {
                     const std::string& what);
   Status upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks, DeviceBuffer* scales,
                       const std::string& what);
-  Status alloc(std::size_t bytes, DeviceBuffer* out, MemoryCategory category, const std::string& what) {
-    DAY0_ASSIGN_OR_RETURN(*out, DeviceBuffer::allocate(bytes, category, ledger_.get(), what));
-    return Status::ok();
-  }
-
-  // forward(); with logits == nullptr the last row's logits stay on the GPU (logits_ row 0). With
-  // pick, the arg max of the last row goes to tokens_dev_[0] (where the next decode step reads
-  // its token) and host_pick_[0].
-  Status run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
-             ForwardTrace* trace, bool pick = false);
-  Status prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace);
+  // One prefill pass of T <= chunk tokens; leaves the final-normed rows in hb_ and hf_.
+  Status prefill_chunk(GptOssSession& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace);
   // Layer l's RoPE (T tokens from the fused q/k/v rows into q_ and the session's cache) and
   // attention arguments, the same for prefill and decode.
-  k::RopeQkvArgs rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const;
-  k::AttentionArgs attention_args(const CudaState& st, std::int64_t l) const;
-  Status record_decode(CudaState& st, unsigned mode);
-  // A step at `pos` uses the pinned slot pos & 1 of host_pos_ and host_pick_ (and step_done_),
-  // so the step queued ahead never writes what the step before it still reads.
-  static int slot_of(std::int64_t pos) { return static_cast<int>(pos & 1); }
-  // Writes pos, pos + 1 to the step's slot of host_pos_ and queues their copy to pos_dev_.
-  Status queue_positions(std::int64_t pos);
-  // Queues the decode step's graph at `pos` (its token in tokens_dev_[0]), with its positions
-  // unless the step before left them there, and step_done_ recorded (slot_of(pos)); the graph
-  // itself writes its pick to host_pick_[slot_of(pos)] and advances the positions.
-  Status queue_step(CudaState& st, std::int64_t pos);
-  // The rest of a picking decode step queued at `pos`: queue the step after it, wait for the pick.
-  Status finish_pick_step(CudaState& st, std::int64_t pos);
-  // tokens_dev_[0] = the token picked from logits_ row 0 under `mode` (0: arg max). end_of_step
-  // (the decode step): also into host_pick_[slot_of(pos)], pos_dev_ advanced to the next step's
-  // positions, and the fed token counted as seen by the penalties.
-  cudaError_t pick_token(cudaStream_t s, bool end_of_step, unsigned mode) {
-    k::StepEnd step_end;
-    if (end_of_step) {
-      step_end.host_picks = host_pick_.device_as<std::int32_t>();
-      step_end.positions = pos_dev_.as<std::int32_t>();
-    }
-    auto* token = tokens_dev_.as<std::int32_t>();
-    if (mode != 0)
-      return k::sample_token(logits_.as<float>(), s_.vocab, mode, sampler_, end_of_step ? token : nullptr, token, s,
-                             step_end);
-    k::ArgmaxScratch scratch;
-    scratch.values = argmax_values_.as<float>();
-    scratch.indices = argmax_indices_.as<std::int32_t>();
-    scratch.done = argmax_done_.as<unsigned>();
-    return k::argmax_wide(logits_.as<float>(), s_.vocab, scratch, token, s, step_end);
-  }
-  Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
+  k::RopeQkvArgs rope_args(const GptOssSession& st, std::int64_t l, std::int64_t T) const;
+  k::AttentionArgs attention_args(const GptOssSession& st, std::int64_t l) const;
+  Status record_decode(GptOssSession& st);
   Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
 
   Shape s_;
   blocks::Rope rope_;
-  int device_ = 0;
   bool fp8_ = true;
-  std::unique_ptr<MemoryLedger> ledger_ = std::make_unique<MemoryLedger>();
-  Stream stream_;
   std::unique_ptr<LtGemm> gemm_;
   std::unique_ptr<WeightUploader> uploader_;  // during init() only
 
@@ -336,46 +175,14 @@ class GptOssCuda final : public models::LoadedModel {
   std::vector<Layer> layers_;
 
   // Activations for up to kGptOssPrefillChunk tokens.
-  std::int64_t chunk_ = kGptOssPrefillChunk;
-  DeviceBuffer x_, hb_, hf_, qkv_, q_, attn_, attn_f32_, router_logits_, topk_ids_, topk_w_, logits_;
-  DeviceBuffer tokens_dev_, partial_;
-  DeviceBuffer pos_dev_;  // [2]: the first position of the pass, and the length after it
-  DeviceBuffer argmax_values_, argmax_indices_, argmax_done_;
-  // The device sampler (kernels/token_sampler.h) and the mode begin_picking() set.
-  DeviceBuffer sampler_memory_;
-  k::SamplerWorkspace sampler_;
-  unsigned pick_mode_ = 0;
-  PinnedBuffer host_sampler_;  // staging for the sampler's config and seen-token mask
-  // One token fed to a session at a position: what a later call may find prepared.
-  struct Feed {
-    std::uint64_t state = 0;
-    std::int64_t position = -1;
-    std::int32_t token = -1;
-    bool is(const CudaState& st, std::int64_t position_now, std::span<const std::int32_t> tokens) const {
-      return tokens.size() == 1 && state == st.id() && position == position_now && token == tokens[0];
-    }
-  };
-  std::int32_t last_pick_ = -1;  // what the last forward_pick() picked
-  // The pick is in tokens_dev_[0] for this feed: its step needs no copy of its token.
-  std::optional<Feed> picked_;
-  // Decoding with picks on the device runs one step ahead: once the step that picks token t at position p is
-  // queued, the step feeding t at p + 1 is queued behind it before the host waits for t, so the
-  // GPU goes on while the host takes t and comes back. A call that is exactly this feed finds
-  // its step queued; any other call first waits for it (what it wrote, the cache row at p + 1
-  // past the session's length, the token slot and logits, is then overwritten or unused).
-  std::optional<Feed> ahead_;
-  std::array<Event, 2> step_done_;  // per slot: that step's pick is in host_pick_[slot]
+  DeviceBuffer x_, hb_, hf_, qkv_, q_, attn_, attn_f32_, router_logits_, topk_ids_, topk_w_, partial_;
   DeviceBuffer counts_, sorted_pair_, row_of_pair_, active_experts_, slot_offsets_, active_count_, tile_slot_,
       tile_row_, tile_count_;
   DeviceBuffer xs_, act_, ys_;
   DeviceBuffer xq_decode_, xscale_decode_, actq_decode_, acts_decode_;  // split int8 decode MoE inputs
   DeviceBuffer workspace_, workspace_exp_;
   std::int64_t max_slots_ = 0, max_tiles_ = 0;
-  PinnedBuffer host_tokens_, host_pos_, host_pick_, host_logits_;
-  // pos_dev_[0] once everything queued so far has run (a decode step advances it), -1 if unknown.
-  std::int64_t device_pos_ = -1;
   std::vector<float> trace_scratch_;
-  PhaseTimer prefill_timer_, decode_timer_;
 };
 
 Status GptOssCuda::upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
@@ -451,8 +258,7 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
     return std::chrono::duration<double>(b - a).count();
   };
   const auto t_start = Clock::now();
-  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
-  DAY0_ASSIGN_OR_RETURN(stream_, Stream::create());
+  DAY0_RETURN_IF_ERROR(open_device());
   DAY0_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ledger_.get()));
   const auto t_gpu = Clock::now();
   DAY0_ASSIGN_OR_RETURN(const models::GptOssWeights w, models::bind_gpt_oss(s_, checkpoint));
@@ -505,20 +311,6 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(E) * 4, &router_logits_, A, "router logits"));
   DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_ids_, A, "routes"));
   DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_w_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, &logits_, A, "logits"));
-  DAY0_RETURN_IF_ERROR(alloc(C * 4, &tokens_dev_, A, "token ids"));
-  DAY0_RETURN_IF_ERROR(alloc(8, &pos_dev_, A, "the position"));
-  DAY0_RETURN_IF_ERROR(alloc(k::kArgmaxMaxCtas * 4, &argmax_values_, A, "token selection"));
-  DAY0_RETURN_IF_ERROR(alloc(k::kArgmaxMaxCtas * 4, &argmax_indices_, A, "token selection"));
-  DAY0_RETURN_IF_ERROR(alloc(4, &argmax_done_, A, "token selection"));
-  DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(argmax_done_.get(), 0, 4), "clearing the token selection counter");
-  const std::size_t sampler_bytes = k::sampler_workspace_bytes(s_.vocab);
-  DAY0_RETURN_IF_ERROR(alloc(sampler_bytes, &sampler_memory_, A, "token sampling"));
-  DAY0_CUDA_RETURN_IF_ERROR(cudaMemset(sampler_memory_.get(), 0, sampler_bytes), "clearing the token sampler");
-  sampler_ = k::sampler_workspace(sampler_memory_.get(), s_.vocab);
-  DAY0_ASSIGN_OR_RETURN(
-      host_sampler_,
-      PinnedBuffer::allocate(sizeof(k::SamplerConfig) + static_cast<std::size_t>(s_.vocab), "token sampling settings"));
   DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(k::attention_decode_partial_floats(
                                  static_cast<int>(s_.heads), static_cast<int>(s_.head_dim), kDecodeSplits)) *
                                  4,
@@ -552,14 +344,7 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   } else {
     DAY0_RETURN_IF_ERROR(alloc(values * 2, &workspace_, MemoryCategory::fp8_workspace, "the bf16 expert workspace"));
   }
-  DAY0_ASSIGN_OR_RETURN(host_tokens_, PinnedBuffer::allocate(C * 4, "token ids"));
-  DAY0_ASSIGN_OR_RETURN(host_pos_, PinnedBuffer::allocate(16, "positions"));
-  DAY0_ASSIGN_OR_RETURN(host_pick_, PinnedBuffer::allocate(8, "the picked token", true));
-  for (Event& e : step_done_) {
-    DAY0_ASSIGN_OR_RETURN(e, Event::create(cudaEventDisableTiming));
-  }
-  DAY0_ASSIGN_OR_RETURN(host_logits_,
-                        PinnedBuffer::allocate(static_cast<std::size_t>(kLogitRowsPerPass * s_.vocab) * 4, "logits"));
+  DAY0_RETURN_IF_ERROR(allocate_step_buffers());
   DAY0_LOG_INFO("gpt-oss on cuda:{}: weights {:.2f} GiB, experts {:.2f} GiB, {} workspace {:.1f} MiB ({} experts)",
                 device_, ledger_->bytes(MemoryCategory::weights) / 1073741824.0,
                 ledger_->bytes(MemoryCategory::expert_cache) / 1073741824.0, fp8_ ? "FP8" : "bf16",
@@ -594,7 +379,7 @@ Status GptOssCuda::trace_copy(ForwardTrace* trace, const std::string& name, cons
 
 #define DAY0_K(expr, what) DAY0_CUDA_RETURN_IF_ERROR(expr, what)
 
-k::RopeQkvArgs GptOssCuda::rope_args(const CudaState& st, std::int64_t l, std::int64_t T) const {
+k::RopeQkvArgs GptOssCuda::rope_args(const GptOssSession& st, std::int64_t l, std::int64_t T) const {
   k::RopeQkvArgs r;
   r.qkv = qkv_.as<float>();
   r.T = T;
@@ -610,7 +395,7 @@ k::RopeQkvArgs GptOssCuda::rope_args(const CudaState& st, std::int64_t l, std::i
   return r;
 }
 
-k::AttentionArgs GptOssCuda::attention_args(const CudaState& st, std::int64_t l) const {
+k::AttentionArgs GptOssCuda::attention_args(const GptOssSession& st, std::int64_t l) const {
   k::AttentionArgs a;
   a.heads = static_cast<int>(s_.heads);
   a.kv_heads = static_cast<int>(s_.kv_heads);
@@ -625,7 +410,7 @@ k::AttentionArgs GptOssCuda::attention_args(const CudaState& st, std::int64_t l)
 
 // One prefill pass of T <= chunk tokens at positions pos0..; tokens already in tokens_dev_ and
 // pos0 in pos_dev_. Leaves the final-normed rows in hb_ (bf16) and hf_ (fp32).
-Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace) {
+Status GptOssCuda::prefill_chunk(GptOssSession& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace) {
   cudaStream_t s = stream_.get();
   PhaseTimer& pt = prefill_timer_;
   pt.mark(s, PhaseTimer::embed);
@@ -773,9 +558,9 @@ Status GptOssCuda::prefill_chunk(CudaState& st, std::int64_t T, std::int64_t pos
 // sequence of launches that a graph can capture: 7 per layer (the RMSNorms fused into the
 // projections that read them, RoPE and the cache writes into the qkv projection, the router's
 // top-k into the expert GEMVs; a model with more than kDecodeRouteMaxExperts experts adds a top-k
-// launch), 171 for gpt-oss-20b. Ends with the logits in logits_ row 0 and their arg max in
-// tokens_dev_[0].
-Status GptOssCuda::record_decode(CudaState& st, unsigned mode) {
+// launch), 170 for gpt-oss-20b. Ends with the logits in logits_ row 0; the executor's token
+// pick follows in the same graph.
+Status GptOssCuda::record_decode(GptOssSession& st) {
   cudaStream_t s = stream_.get();
   PhaseTimer& pt = decode_timer_;
   pt.mark(s, PhaseTimer::embed);
@@ -841,194 +626,13 @@ Status GptOssCuda::record_decode(CudaState& st, unsigned mode) {
                                  logits_.as<float>(), s),
          "lm_head");
   pt.mark(s, PhaseTimer::lm_head);
-  DAY0_K(pick_token(s, true, mode), "picking a token");
-  pt.mark(s, PhaseTimer::lm_head);
   return Status::ok();
 }
 
-// logits for normed rows first_row .. first_row + rows of the last pass, into `out`.
-Status GptOssCuda::logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out) {
-  cudaStream_t s = stream_.get();
+Status GptOssCuda::pass_logits(std::int64_t first_row, std::int64_t rows) {
   const std::uint16_t* head = s_.tied ? embed_.as<std::uint16_t>() : lm_head_.as<std::uint16_t>();
-  for (std::int64_t done = 0; done < rows; done += kLogitRowsPerPass) {
-    const std::int64_t n = std::min(kLogitRowsPerPass, rows - done);
-    if (!decode)
-      DAY0_RETURN_IF_ERROR(gemm_->linear(head, hb_.as<std::uint16_t>() + (first_row + done) * s_.hidden,
-                                         logits_.as<float>(), n, s_.vocab, s_.hidden, false, s));
-    if (out == nullptr) continue;  // kept on the GPU (one row: forward_pick)
-    const std::size_t bytes = static_cast<std::size_t>(n * s_.vocab) * 4;
-    DAY0_K(cudaMemcpyAsync(host_logits_.as<float>(), logits_.get(), bytes, cudaMemcpyDeviceToHost, s),
-           "copying logits");
-    DAY0_K(cudaStreamSynchronize(s), "computing logits");
-    std::memcpy(out + done * s_.vocab, host_logits_.as<float>(), bytes);
-  }
-  return Status::ok();
-}
-
-Status GptOssCuda::begin_picking(const Sampling& sampling, std::span<const std::int32_t> seen) {
-  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
-  cudaStream_t s = stream_.get();
-  // A step queued ahead picked under the previous settings (and counted its token as seen): it
-  // runs to its end and is not used.
-  if (ahead_) {
-    ahead_.reset();
-    DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
-  }
-  pick_mode_ = k::sampler_mode(sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p,
-                               sampling.repetition_penalty, sampling.presence_penalty, s_.vocab);
-  if (pick_mode_ == 0) return Status::ok();
-  const k::SamplerConfig config =
-      k::sampler_config(sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p,
-                        sampling.repetition_penalty, sampling.presence_penalty, sampling.seed);
-  auto* staging = host_sampler_.as<std::uint8_t>();
-  std::memcpy(staging, &config, sizeof(config));
-  DAY0_K(cudaMemcpyAsync(sampler_.config, staging, sizeof(config), cudaMemcpyHostToDevice, s),
-         "copying the sampling settings");
-  if (pick_mode_ & k::kSamplePenalties) {
-    std::uint8_t* mask = staging + sizeof(config);
-    std::memset(mask, 0, static_cast<std::size_t>(s_.vocab));
-    for (const std::int32_t t : seen)
-      if (t >= 0 && t < s_.vocab) mask[t] = 1;
-    DAY0_K(cudaMemcpyAsync(sampler_.seen, mask, static_cast<std::size_t>(s_.vocab), cudaMemcpyHostToDevice, s),
-           "copying the tokens seen");
-  }
-  // The staging buffer is written again by the next call: let these copies finish first.
-  DAY0_K(cudaStreamSynchronize(s), "copying the sampling settings");
-  return Status::ok();
-}
-
-Status GptOssCuda::queue_positions(std::int64_t pos) {
-  std::int32_t* hp = host_pos_.as<std::int32_t>() + 2 * slot_of(pos);
-  hp[0] = static_cast<std::int32_t>(pos);
-  hp[1] = static_cast<std::int32_t>(pos + 1);
-  device_pos_ = -1;
-  DAY0_K(cudaMemcpyAsync(pos_dev_.get(), hp, 8, cudaMemcpyHostToDevice, stream_.get()), "copying positions");
-  device_pos_ = pos;
-  return Status::ok();
-}
-
-Status GptOssCuda::queue_step(CudaState& st, std::int64_t pos) {
-  cudaStream_t s = stream_.get();
-  const int slot = slot_of(pos);
-  // The step before this one in the stream left pos_dev_ at pos unless something else ran since.
-  if (device_pos_ != pos) DAY0_RETURN_IF_ERROR(queue_positions(pos));
-  device_pos_ = -1;
-  DAY0_RETURN_IF_ERROR(st.graphs_.at(pick_mode_).launch(s));
-  device_pos_ = pos + 1;
-  DAY0_K(cudaEventRecord(step_done_[static_cast<std::size_t>(slot)].get(), s), "picking a token");
-  return Status::ok();
-}
-
-Status GptOssCuda::finish_pick_step(CudaState& st, std::int64_t pos) {
-  // The step after this one reads the token this one leaves in tokens_dev_[0]; its cache row
-  // (pos + 1) was reserved with this call's.
-  const std::int64_t next = pos + 1;
-  const bool run_ahead = next < s_.max_positions && next < st.capacity();
-  if (run_ahead) {
-    // Recorded before it is queued, with no token yet: if anything below fails, the next call
-    // still waits for whatever reached the stream before touching the buffers.
-    ahead_ = Feed{st.id(), next, -1};
-    DAY0_RETURN_IF_ERROR(queue_step(st, next));
-  }
-  DAY0_K(cudaEventSynchronize(step_done_[static_cast<std::size_t>(slot_of(pos))].get()), "running gpt-oss on the GPU");
-  last_pick_ = host_pick_.as<std::int32_t>()[slot_of(pos)];
-  st.length_ = next;
-  // The step ahead overwrites the token slot; without it the pick stays there for the next call.
-  (run_ahead ? ahead_ : picked_) = Feed{st.id(), next, last_pick_};
-  return Status::ok();
-}
-
-Status GptOssCuda::run(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
-                       ForwardTrace* trace, bool pick) {
-  auto& st = static_cast<CudaState&>(base);
-  const auto T = static_cast<std::int64_t>(tokens.size());
-  const std::int64_t pos0 = st.length();
-  if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
-  if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
-  if (pos0 + T > s_.max_positions)
-    return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
-                                                  " tokens; this model allows " + std::to_string(s_.max_positions));
-  for (const std::int32_t t : tokens)
-    if (t < 0 || t >= s_.vocab)
-      return error(ErrorCode::invalid_argument, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
-                                                    std::to_string(s_.vocab - 1) + ")");
-  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
-  cudaStream_t s = stream_.get();
-  const bool pick_step = T == 1 && pick && logits == nullptr && trace == nullptr;
-  const unsigned mode = pick ? pick_mode_ : 0;
-  if (ahead_) {
-    const Feed ahead = *ahead_;
-    ahead_.reset();
-    if (pick_step && ahead.is(st, pos0, tokens)) return finish_pick_step(st, pos0);
-    DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
-  }
-  // One row more than this call needs: the picking step after it runs ahead in the same buffers.
-  DAY0_RETURN_IF_ERROR(st.reserve(std::min(pos0 + T + 1, s_.max_positions), s));
-  // The decode loop feeds back the token the previous step picked: it is on the GPU already.
-  const bool token_on_device = picked_ && picked_->is(st, pos0, tokens);
-  picked_.reset();
-  const std::int64_t first_logit = T - logit_rows;
-  // A short feed (and a logits request for its last row only) runs token by token on the
-  // decode path.
-  const bool step_by_step = T <= short_feed_tokens() && logit_rows <= 1 && trace == nullptr;
-  for (std::int64_t done = 0; done < T;) {
-    const std::int64_t n = step_by_step ? 1 : std::min(chunk_, T - done);
-    const std::int64_t pos = pos0 + done;
-    const bool last_pass = done + n == T;
-    // The pinned staging buffers are free: every pass ends with a synchronisation.
-    if (!token_on_device) {
-      std::memcpy(host_tokens_.as<std::int32_t>(), tokens.data() + done, static_cast<std::size_t>(n) * 4);
-      DAY0_K(cudaMemcpyAsync(tokens_dev_.get(), host_tokens_.as<std::int32_t>(), static_cast<std::size_t>(n) * 4,
-                             cudaMemcpyHostToDevice, s),
-             "copying token ids");
-    }
-    const bool decode = n == 1 && trace == nullptr;
-    // Only the last token's step picks; the steps before it end with the plain arg max.
-    const unsigned step_mode = last_pass ? mode : 0;
-    if (decode && !st.graphs_.count(step_mode) && !decode_timer_.on()) {
-      auto captured = GraphExec::capture(s, [&] { return record_decode(st, step_mode); });
-      if (!captured) DAY0_LOG_WARN("decode runs without a CUDA graph: {}", captured.status().message());
-      st.graphs_[step_mode] = captured ? std::move(*captured) : GraphExec();
-    }
-    const auto found = st.graphs_.find(step_mode);
-    const GraphExec* graph = found != st.graphs_.end() && found->second.valid() ? &found->second : nullptr;
-    if (pick_step && graph != nullptr) {
-      DAY0_RETURN_IF_ERROR(queue_step(st, pos));
-      return finish_pick_step(st, pos);
-    }
-    DAY0_RETURN_IF_ERROR(queue_positions(pos));
-    if (decode) {
-      device_pos_ = -1;
-      if (graph != nullptr) {
-        DAY0_RETURN_IF_ERROR(graph->launch(s));
-      } else {
-        DAY0_RETURN_IF_ERROR(record_decode(st, step_mode));
-      }
-      device_pos_ = pos + 1;  // the step advanced the positions
-    } else {
-      DAY0_RETURN_IF_ERROR(prefill_chunk(st, n, pos, trace));
-    }
-    const std::int64_t lo = std::max(first_logit, done), hi = done + n;
-    if (lo < hi)
-      DAY0_RETURN_IF_ERROR(logits_rows(lo - done, hi - lo, decode,
-                                       logits != nullptr ? logits + (lo - first_logit) * s_.vocab : nullptr));
-    if (pick && last_pass) {
-      // A decode step picked its token inside the graph; a prefill pass's last row is in logits_ row 0.
-      if (!decode) DAY0_K(pick_token(s, false, mode), "picking a token");
-      DAY0_K(cudaMemcpyAsync(host_pick_.as<std::int32_t>(), tokens_dev_.get(), 4, cudaMemcpyDeviceToHost, s),
-             "picking a token");
-    }
-    DAY0_K(cudaStreamSynchronize(s), "running gpt-oss on the GPU");
-    prefill_timer_.flush();
-    decode_timer_.flush();
-    done += n;
-  }
-  st.length_ = pos0 + T;
-  if (pick) {
-    last_pick_ = host_pick_.as<std::int32_t>()[0];
-    picked_ = Feed{st.id(), st.length_, last_pick_};
-  }
-  return Status::ok();
+  return gemm_->linear(head, hb_.as<std::uint16_t>() + first_row * s_.hidden, logits_.as<float>(), rows, s_.vocab,
+                       s_.hidden, false, stream_.get());
 }
 
 }  // namespace

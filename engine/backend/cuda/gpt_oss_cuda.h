@@ -1,9 +1,9 @@
 #pragma once
-// gpt-oss on one NVIDIA GPU. Dense weights are uploaded once as bf16; experts stay MXFP4 on
-// the GPU. Prefill converts each layer's routed experts online into one shared workspace (FP8
-// E4M3 + block exponents on sm_89 and newer, bf16 before) sized for the most experts one layer
-// can route to, reused by every layer, and runs grouped tensor-core GEMMs on it; decode reads the
-// MXFP4 blocks directly in fused GEMVs and replays the whole step as a CUDA graph.
+// gpt-oss's GPU program on the executor (backend/cuda/device_model.h). Dense weights are uploaded once as bf16; experts
+// stay MXFP4 on the GPU. Prefill converts each layer's routed experts online into one shared workspace (FP8 E4M3 +
+// block exponents on sm_89 and newer, bf16 before) sized for the most experts one layer can route to, reused by every
+// layer, and runs grouped tensor-core GEMMs on it; decode reads the MXFP4 blocks directly in fused GEMVs and replays
+// the whole step as a CUDA graph.
 #include <cstdint>
 #include <memory>
 

@@ -3,6 +3,7 @@
 target_sources(day0_engine PRIVATE
   backend/cuda/cuda_support.cpp
   backend/cuda/cublaslt_gemm.cpp
+  backend/cuda/device_model.cpp
   backend/cuda/gpt_oss_cuda.cpp
   backend/cuda/weight_upload.cpp
 )
