@@ -1,6 +1,5 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 
 // Settings: device, expert-cache budget, sampling defaults, system prompt, theme, the local
@@ -55,12 +54,6 @@ Popup {
             onMoved: sliderRow.moved(value)
         }
         Label { text: sliderRow.value.toFixed(sliderRow.decimals); color: Theme.textMuted; Layout.preferredWidth: 40; horizontalAlignment: Text.AlignRight }
-    }
-
-    FolderDialog {
-        id: dataFolderDialog
-        title: qsTr("Choose the data folder")
-        onAccepted: dialog.settings.dataFolder = selectedFolder.toString().replace(/^file:\/\//, "")
     }
 
     ColumnLayout {
@@ -244,19 +237,20 @@ Popup {
                 }
 
                 SectionTitle { text: qsTr("DATA FOLDER") }
-                RowLayout {
+                PathField {
+                    id: dataFolderPath
+                    objectName: "dataFolderPath"
                     Layout.fillWidth: true
-                    spacing: 8
-                    TextField {
-                        id: dataFolder
-                        Layout.fillWidth: true
-                        text: dialog.settings.dataFolder
-                        color: Theme.text
-                        selectByMouse: true
-                        Accessible.name: qsTr("Data folder")
-                        onEditingFinished: dialog.settings.dataFolder = text
+                    folder: true
+                    showAction: false
+                    title: qsTr("Choose the data folder")
+                    text: dialog.settings.dataFolder
+                    onSubmitted: (path) => dialog.settings.dataFolder = path
+                    onChosen: (urls) => dialog.settings.dataFolder = decodeURIComponent(urls[0].toString().replace(/^file:\/\//, ""))
+                    Connections {
+                        target: dataFolderPath.input
+                        function onEditingFinished() { dialog.settings.dataFolder = dataFolderPath.input.text.trim() }
                     }
-                    PillButton { text: qsTr("Browse…"); onClicked: dataFolderDialog.open() }
                 }
                 Hint {
                     text: dialog.settings.dataFolder === dialog.settings.activeDataFolder

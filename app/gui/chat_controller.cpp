@@ -21,6 +21,7 @@
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
 #include "gui/source_opener.h"
+#include "gui/user_path.h"
 #include "knowledge/context.h"
 
 namespace day0::app {
@@ -626,8 +627,11 @@ int ChatController::attachUrls(const QVariantList& urls) {
   const qint64 maxBytes =
       std::max({imageLimits.max_bytes, documentLimits.max_pdf_bytes, documentLimits.max_text_bytes});
   for (const QVariant& v : urls) {
-    const QUrl url = v.toUrl();
-    const QString path = url.isLocalFile() ? url.toLocalFile() : v.toString();
+    const QString path = localPathFromUser(v);
+    if (path.isEmpty()) {
+      emit errorOccurred(tr("Type the path of a file to attach."));
+      continue;
+    }
     const QFileInfo info(path);
     if (info.isDir()) {
       emit errorOccurred(tr("%1 is a folder: add it under Knowledge (in the sidebar) to ask about its files.")
