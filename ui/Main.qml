@@ -46,7 +46,7 @@ ApplicationWindow {
     palette.mid: Theme.borderStrong
     palette.dark: Theme.dark ? "#101114" : "#a9adb7"
     palette.shadow: Theme.dark ? "#000000" : "#7a7f8a"
-    palette.link: Theme.accent
+    palette.link: Theme.link
 
     // For the self-test's screenshots and the shortcuts.
     function openPage(name) {

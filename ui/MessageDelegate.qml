@@ -314,6 +314,8 @@ Item {
                         Component {
                             id: proseComponent
                             TextEdit {
+                                id: prose
+                                objectName: "replyText"
                                 text: modelData.text
                                 textFormat: TextEdit.MarkdownText
                                 wrapMode: Text.Wrap
@@ -325,6 +327,14 @@ Item {
                                 selectedTextColor: Theme.onAccent
                                 Accessible.name: qsTr("Reply")
                                 onLinkActivated: (link) => Qt.openUrlExternally(link)
+                                // Qt colours Markdown links #0000ff whatever the theme: restyle
+                                // them with the theme's link colour after each change.
+                                onTextChanged: root.chat.styleLinks(textDocument, Theme.link)
+                                Component.onCompleted: root.chat.styleLinks(textDocument, Theme.link)
+                                Connections {
+                                    target: Theme
+                                    function onDarkChanged() { root.chat.styleLinks(prose.textDocument, Theme.link) }
+                                }
                                 HoverHandler { enabled: parent.hoveredLink.length > 0; cursorShape: Qt.PointingHandCursor }
                             }
                         }

@@ -11,6 +11,7 @@
 #include <QMetaObject>
 #include <QMimeData>
 #include <QPointer>
+#include <QQuickTextDocument>
 #include <QThreadPool>
 #include <algorithm>
 
@@ -18,6 +19,7 @@
 #include "gui/app_settings.h"
 #include "gui/conversation_list_model.h"
 #include "gui/knowledge_controller.h"
+#include "gui/markdown_blocks.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
 #include "gui/source_opener.h"
@@ -721,6 +723,10 @@ void ChatController::removeDocument(int index) {
 }
 
 void ChatController::copyText(const QString& text) { QGuiApplication::clipboard()->setText(text); }
+
+void ChatController::styleLinks(QObject* textDocument, const QColor& color) {
+  if (auto* document = qobject_cast<QQuickTextDocument*>(textDocument)) set_link_color(document->textDocument(), color);
+}
 
 void ChatController::setKnowledge(KnowledgeController* knowledge) {
   knowledge_ = knowledge;

@@ -7,6 +7,7 @@
 // history (storage::HistoryStore, on its own thread) and the engine (EngineBridge): every
 // store call returns at once and its result comes back here as a queued call on the GUI
 // thread, so the view-models change only on the GUI thread.
+#include <QColor>
 #include <QList>
 #include <QObject>
 #include <QSet>
@@ -117,6 +118,8 @@ class ChatController : public QObject {
   // Opens a document stored in the history (written to a private temporary folder first).
   Q_INVOKABLE void openDocument(const QString& sha256, const QString& name, int line = 0, int page = 0);
   Q_INVOKABLE void copyText(const QString& text);
+  // Colours the links of a Markdown TextEdit's document (its `textDocument`) with `color`.
+  Q_INVOKABLE void styleLinks(QObject* textDocument, const QColor& color);
 
  signals:
   void currentChanged();
