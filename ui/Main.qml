@@ -54,6 +54,7 @@ ApplicationWindow {
         else if (name === "remote") { modelManager.showRemote(); modelManager.open() }
         else if (name === "settings") settingsDialog.open()
         else if (name === "knowledge-panel") knowledgePanel.open()
+        else if (name === "export") exportDialog.show("json")
     }
     function openModels() {
         if (window.models.info.dir === undefined && window.models.loaded) window.models.inspectPath(window.models.loadedDir)
@@ -104,6 +105,29 @@ ApplicationWindow {
                         font.weight: Font.DemiBold
                         color: Theme.text
                         elide: Text.ElideRight
+                    }
+                    IconButton {
+                        id: conversationMenuButton
+                        objectName: "conversationMenuButton"
+                        visible: window.chat.currentConversationId !== 0
+                        iconName: "more"
+                        tip: qsTr("Conversation: export, duplicate")
+                        onClicked: conversationMenu.popup(conversationMenuButton, 0, conversationMenuButton.height)
+                        Menu {
+                            id: conversationMenu
+                            MenuItem {
+                                text: qsTr("Export as JSON…")
+                                onTriggered: exportDialog.show("json")
+                            }
+                            MenuItem {
+                                text: qsTr("Export as Markdown…")
+                                onTriggered: exportDialog.show("markdown")
+                            }
+                            MenuItem {
+                                text: qsTr("Duplicate")
+                                onTriggered: window.chat.duplicateConversation(window.chat.currentConversationId)
+                            }
+                        }
                     }
                     AbstractButton {
                         id: modelChip
@@ -236,6 +260,7 @@ ApplicationWindow {
     SettingsDialog { id: settingsDialog; controller: window.controller }
     KnowledgePanel { id: knowledgePanel; knowledge: window.controller.knowledge; chat: window.chat }
     ImageViewer { id: imageViewer }
+    ExportDialog { id: exportDialog; chat: window.chat }
 
     Component.onCompleted: composer.input.forceActiveFocus()
 }

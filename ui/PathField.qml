@@ -13,6 +13,8 @@ ColumnLayout {
     id: field
     property bool folder: true           // a folder, or files
     property bool multiple: false        // several files at once (files only)
+    property bool saving: false          // a file to write (files only)
+    property string browseText: qsTr("Browse…")
     property string title: ""
     property var nameFilters: []
     property string placeholderText: folder ? qsTr("/path/to/folder") : qsTr("/path/to/file")
@@ -75,9 +77,9 @@ ColumnLayout {
     FileDialog {
         id: fileDialog
         title: field.title
-        fileMode: field.multiple ? FileDialog.OpenFiles : FileDialog.OpenFile
+        fileMode: field.saving ? FileDialog.SaveFile : field.multiple ? FileDialog.OpenFiles : FileDialog.OpenFile
         nameFilters: field.nameFilters
-        onAccepted: field.chosen(field.multiple ? selectedFiles : [selectedFile])
+        onAccepted: field.chosen(field.multiple && !field.saving ? selectedFiles : [selectedFile])
     }
     FolderDialog {
         id: folderDialog
@@ -107,7 +109,7 @@ ColumnLayout {
         PillButton {
             objectName: "browseButton"
             visible: field.showBrowse
-            text: qsTr("Browse…")
+            text: field.browseText
             Accessible.name: qsTr("Browse for a %1").arg(field.folder ? qsTr("folder") : qsTr("file"))
             onClicked: field.browse()
         }

@@ -1,6 +1,7 @@
 // The file and folder pickers of the real window (Main.qml), offscreen, where Qt has no native
 // dialog and falls back to its own QML ones, as on most Debian desktops: the model folder, the
-// knowledge folder, the data folder and the composer's attachments. The QML engine sees only
+// knowledge folder, the data folder, the composer's attachments and the file an export writes
+// (the conversation menu's Export as JSON…). The QML engine sees only
 // the QML modules of the Debian packages the .deb depends on: an import folder is built here
 // from those packages' files (dpkg-query -L), and the engine looks nowhere else. So a module
 // that Qt's dialogs need and Depends lacks makes this test fail.
@@ -36,6 +37,7 @@
 #include "gui/knowledge_controller.h"
 #include "gui/model_manager.h"
 #include "gui/user_path.h"
+#include "storage/history_store.h"
 
 Q_IMPORT_QML_PLUGIN(Day0_UiPlugin)
 
@@ -94,6 +96,19 @@ class TestGuiDialogs : public QObject {
               i->objectName() == QLatin1String("folderDialogListView")) &&
              i->isVisible();
     });
+  }
+  void openConversationWithAMessage() {
+    auto& store = app_->chat()->store();
+    day0::storage::NewConversation c;
+    c.title = "To export";
+    auto conversation = store.create_conversation(c).get();
+    QVERIFY(conversation.is_ok());
+    day0::storage::NewMessage m;
+    m.conversation_id = conversation->id;
+    m.content = "Export me";
+    QVERIFY(store.add_message(m).get().is_ok());
+    app_->chat()->openConversation(conversation->id);
+    QTRY_COMPARE(app_->chat()->currentConversationId(), conversation->id);
   }
   QStringList dialogWarnings() const {
     QStringList found;
@@ -242,6 +257,21 @@ class TestGuiDialogs : public QObject {
     QCOMPARE(app_->chat()->pendingAttachments().size(), qsizetype(1));
   }
 
+  void exportFile() {
+    if (!hidden_.isEmpty()) QSKIP("the package is hidden: see withoutThePackage");
+    openConversationWithAMessage();
+    openPage("export");
+    QObject* field = picker("exportPath");
+    QVERIFY(field->property("text").toString().endsWith(".json"));  // a suggested file
+    checkDialogOpens(field);
+    QSignalSpy exported(app_->chat(), &ChatController::exported);
+    submit(field, tmp_.filePath("chat.json"));
+    QVERIFY(exported.wait(kWaitMs));
+    QFile file(tmp_.filePath("chat.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("Export me"));
+  }
+
   void withoutThePackage() {
     if (hidden_.isEmpty()) QSKIP("run with DAY0_TEST_HIDE_PACKAGE (ctest: test_gui_dialogs_missing_module)");
     // A draft in the composer, then the paperclip.
@@ -263,6 +293,9 @@ class TestGuiDialogs : public QObject {
     checkDialogRefused(picker("knowledgeFolderPath"));
     openPage("settings");
     checkDialogRefused(picker("dataFolderPath"));
+    openConversationWithAMessage();
+    openPage("export");
+    checkDialogRefused(picker("exportPath"));
 
     // Typing the path still works.
     QObject* field = picker("modelFolderPath");

@@ -200,6 +200,50 @@ class TestGuiWindow : public QObject {
     }
   }
 
+  // A reply's Edit and Delete actions (the "Links" conversation of the test above is open).
+  void editAndDeleteAReplyFromItsActions() {
+    ChatController* chat = app_->chat();
+    const qint64 conversation = chat->currentConversationId();
+    QVERIFY(conversation != 0);
+    auto delegateOf = [this](const QString& text) -> QQuickItem* {
+      QQuickItem* prose = findItem(window_->contentItem(), [&](QQuickItem* i) {
+        return i->objectName() == QLatin1String("replyText") && i->isVisible() &&
+               i->property("text").toString().trimmed() == text;
+      });
+      while (prose != nullptr && !prose->property("messageId").isValid()) prose = prose->parentItem();
+      return prose;
+    };
+    auto named = [](QQuickItem* root, const char* name) {
+      return findItem(root, [name](QQuickItem* i) { return i->objectName() == QLatin1String(name); });
+    };
+    const QString original = "See [the manual](https://example.org/manual) and <https://example.org/faq>.";
+    QQuickItem* delegate = nullptr;
+    QTRY_VERIFY((delegate = delegateOf(original)) != nullptr);
+    const qint64 id = delegate->property("messageId").toLongLong();
+
+    QSignalSpy edited(chat, &ChatController::messageEdited);
+    QMetaObject::invokeMethod(named(delegate, "editMessageButton"), "clicked");
+    QTRY_VERIFY(delegate->property("editing").toBool());
+    QQuickItem* area = named(delegate, "editArea");
+    QVERIFY(area);
+    QCOMPARE(area->property("text").toString(), original);
+    area->setProperty("text", QString("Read the manual online."));
+    QMetaObject::invokeMethod(named(delegate, "saveEditButton"), "clicked");
+    QVERIFY(edited.wait(kWaitMs));
+    auto messages = chat->store().messages(conversation).get();
+    QVERIFY(messages.is_ok());
+    QCOMPARE(messages->size(), std::size_t{2});
+    QCOMPARE(messages->at(1).id, id);
+    QCOMPARE(messages->at(1).content, std::string("Read the manual online."));
+
+    QSignalSpy deleted(chat, &ChatController::messageDeleted);
+    QTRY_VERIFY((delegate = delegateOf("Read the manual online.")) != nullptr);
+    QMetaObject::invokeMethod(named(delegate, "deleteMessageButton"), "clicked");
+    QVERIFY(deleted.wait(kWaitMs));
+    QCOMPARE(chat->store().messages(conversation).get()->size(), std::size_t{1});
+    QTRY_COMPARE(chat->messages()->rowCount(), 1);
+  }
+
   void bothThemesRenderWithoutWarnings() {
     for (const char* theme : {"dark", "light"}) {
       app_->settings()->setTheme(theme);
