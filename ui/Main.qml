@@ -54,6 +54,7 @@ ApplicationWindow {
         else if (name === "remote") { modelManager.showRemote(); modelManager.open() }
         else if (name === "settings") settingsDialog.open()
         else if (name === "knowledge-panel") knowledgePanel.open()
+        else if (name === "shortcuts") shortcutSheet.open()
         else if (name === "export") exportDialog.show("json")
     }
     function openModels() {
@@ -68,6 +69,7 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+L"; onActivated: composer.input.forceActiveFocus() }
     Shortcut { sequence: "Ctrl+M"; onActivated: window.openModels() }
     Shortcut { sequence: "Ctrl+,"; onActivated: settingsDialog.open() }
+    Shortcut { sequences: ["F1", "Ctrl+/"]; onActivated: shortcutSheet.open() }
 
     RowLayout {
         anchors.fill: parent
@@ -257,9 +259,10 @@ ApplicationWindow {
     footer: StatusBar { controller: window.controller }
 
     ModelManager { id: modelManager; models: window.models }
-    SettingsDialog { id: settingsDialog; controller: window.controller }
+    SettingsDialog { id: settingsDialog; objectName: "settingsDialog"; controller: window.controller }
     KnowledgePanel { id: knowledgePanel; knowledge: window.controller.knowledge; chat: window.chat }
     ImageViewer { id: imageViewer }
+    ShortcutSheet { id: shortcutSheet }
     ExportDialog { id: exportDialog; chat: window.chat }
 
     Component.onCompleted: composer.input.forceActiveFocus()

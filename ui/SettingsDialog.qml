@@ -2,7 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// Settings: device, expert-cache budget, sampling defaults, system prompt, theme, the local
+// Settings: device, expert-cache budget (with a GPU), sampling defaults, system prompt, theme, the local
 // OpenAI-compatible server, data folder.
 // Every control writes through to the stored settings at once.
 Popup {
@@ -100,12 +100,17 @@ Popup {
                           : qsTr("No GPU is usable: %1. Day0 runs on the CPU.").arg(dialog.controller.gpuProblem.replace(/[.\s]+$/, ""))
                 }
                 SliderRow {
+                    objectName: "expertCacheRow"
+                    visible: dialog.controller.gpuAvailable
                     label: qsTr("Expert cache (GiB)")
                     from: 1; to: 141; step: 1; decimals: 0
                     value: dialog.settings.expertCacheGiB
                     onMoved: (v) => dialog.settings.expertCacheGiB = v
                 }
-                Hint { text: qsTr("GPU memory kept for MXFP4 experts streamed from disk; the rest of the GPU holds attention, caches and the FP8 workspace.") }
+                Hint {
+                    visible: dialog.controller.gpuAvailable
+                    text: qsTr("GPU memory kept for MXFP4 experts streamed from disk; the rest of the GPU holds attention, caches and the FP8 workspace.")
+                }
 
                 SectionTitle { text: qsTr("SAMPLING") }
                 SliderRow {

@@ -390,6 +390,30 @@ class TestGuiChat : public QObject {
     QCOMPARE(row(m, 0, MessageListModel::ContentRole).toString(), QString("Tell me about lighthouses"));
   }
 
+  // What no longer applies goes: the previous model's speed once it is unloaded, a model's
+  // error once a model loads; another part's error stays until dismissed.
+  void staleFiguresAndBannersGo() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    app->models()->load(tmp.filePath("no-such-model"));
+    QTRY_VERIFY_WITH_TIMEOUT(!app->errorMessage().isEmpty(), kWaitMs);
+    QVERIFY(loadModel(*app));
+    QTRY_VERIFY2(app->errorMessage().isEmpty(), qPrintable(app->errorMessage()));
+
+    QVERIFY(sendAndWait(app->chat(), "Hi") > 0);
+    QVERIFY(app->tokensPerSecond() > 0);
+    QVERIFY(app->timeToFirstTokenMs() > 0);
+    app->models()->unload();
+    QTRY_COMPARE(app->tokensPerSecond(), 0.0);
+    QCOMPARE(app->timeToFirstTokenMs(), 0.0);
+
+    app->showError("The disk is full");
+    QVERIFY(loadModel(*app));
+    QCOMPARE(app->errorMessage(), QString("The disk is full"));
+    app->dismissError();
+    QVERIFY(app->errorMessage().isEmpty());
+  }
+
   void searchFindsConversations() {
     QTemporaryDir tmp;
     auto app = makeApp(tmp.path());

@@ -244,6 +244,51 @@ class TestGuiWindow : public QObject {
     QTRY_COMPARE(chat->messages()->rowCount(), 1);
   }
 
+  // The expert cache is GPU memory: its setting shows only where a GPU is usable.
+  void expertCacheOnlyWithAGpu() {
+    QMetaObject::invokeMethod(window_, "openPage", Q_ARG(QVariant, QString("settings")));
+    QQuickItem* row = item("expertCacheRow");
+    QVERIFY(row);
+    QObject* settings = window_->findChild<QObject*>("settingsDialog");
+    QVERIFY(settings);
+    QTRY_VERIFY(settings->property("opened").toBool());
+    QCOMPARE(row->isVisible(), app_->gpuAvailable());
+    QMetaObject::invokeMethod(settings, "close");
+    QTRY_VERIFY(!settings->property("visible").toBool());
+  }
+
+  // F1 and Ctrl+/ open the list of shortcuts, which names every shortcut of the window.
+  void shortcutSheet() {
+    QObject* sheet = window_->findChild<QObject*>("shortcutSheet");
+    QVERIFY(sheet);
+    window_->requestActivate();
+    QTest::keyClick(window_, Qt::Key_F1);
+    QTRY_VERIFY(sheet->property("opened").toBool());
+    QStringList listed;
+    for (const QVariant& entry : sheet->property("shortcuts").toList())
+      for (const QString& keys : entry.toMap().value("keys").toString().split(", "))
+        listed << QKeySequence(keys).toString(QKeySequence::PortableText);
+    int shortcuts = 0;
+    for (QObject* o : window_->findChildren<QObject*>()) {
+      if (!o->inherits("QQuickShortcut")) continue;
+      QVariantList sequences = o->property("sequences").toList();
+      sequences << o->property("sequence");
+      for (const QVariant& s : sequences) {
+        if (s.metaType() != QMetaType::fromType<QString>() || s.toString().isEmpty()) continue;
+        ++shortcuts;
+        const QString portable = QKeySequence(s.toString()).toString(QKeySequence::PortableText);
+        QVERIFY2(listed.contains(portable), qPrintable(portable + " is not in the shortcut sheet"));
+      }
+    }
+    QVERIFY(shortcuts >= 8);
+    QTest::keyClick(window_, Qt::Key_Escape);
+    QTRY_VERIFY(!sheet->property("opened").toBool());
+    QTest::keyClick(window_, Qt::Key_Slash, Qt::ControlModifier);
+    QTRY_VERIFY(sheet->property("opened").toBool());
+    QMetaObject::invokeMethod(sheet, "close");
+    QTRY_VERIFY(!sheet->property("visible").toBool());
+  }
+
   void bothThemesRenderWithoutWarnings() {
     for (const char* theme : {"dark", "light"}) {
       app_->settings()->setTheme(theme);
