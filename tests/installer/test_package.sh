@@ -126,6 +126,7 @@ if [[ $mode == package ]]; then
   # Every QML module the UI imports is in Depends, by the package that owns its folder in Qt's
   # QML directory (Qt loads them at run time, so no tool derives them).
   while read -r module; do
+    [[ $module == Day0.* ]] && continue # the app's own module (PathField imports it), built into day0
     dir=$qml_dir/${module//.//}
     [[ -d $dir ]] || fail "the UI imports $module, not found at $dir"
     owner=$(dpkg -S "$dir" 2>/dev/null | head -n1 | cut -d: -f1)
