@@ -435,6 +435,16 @@ StoreStatus HistoryDb::delete_message(std::int64_t id) {
   return tx.commit();
 }
 
+StoreStatus HistoryDb::edit_message(std::int64_t id, std::string_view content) {
+  if (content.size() > kMaxTextBytes) return store_error("the message is longer than the history allows");
+  DAY0_STORE_ASSIGN(tx, Transaction::begin(db_));
+  DAY0_STORE_ASSIGN(m, message(id));
+  DAY0_STORE_ASSIGN(s, Statement::prepare(db_, "UPDATE messages SET content = ?2 WHERE id = ?1"));
+  DAY0_STORE_TRY(s.bind(1, id).bind(2, to_valid_utf8(content)).run());
+  DAY0_STORE_TRY(touch_conversation(m.conversation_id, now_ms()));
+  return tx.commit();
+}
+
 StoreResult<std::string> HistoryDb::attachment_data(std::string_view sha256) {
   DAY0_STORE_ASSIGN(s, Statement::prepare(db_, "SELECT data FROM blobs WHERE sha256 = ?1"));
   DAY0_STORE_ASSIGN(row, s.bind(1, sha256).step());

@@ -42,6 +42,8 @@ class HistoryDb {
   StoreResult<Message> add_message(const NewMessage& m);
   // Deletes the message and every reply below it.
   StoreStatus delete_message(std::int64_t id);
+  // Replaces a message's text (an edited reply); the search index follows.
+  StoreStatus edit_message(std::int64_t id, std::string_view content);
   StoreResult<std::string> attachment_data(std::string_view sha256);
 
   // --- a streaming reply --------------------------------------------------------------------

@@ -209,6 +209,18 @@ HistoryStore::Future<Ok> HistoryStore::delete_message(std::int64_t id, Done<Ok> 
   return run<Ok>([id](HistoryDb& db) { return db.delete_message(id); }, std::move(done));
 }
 
+HistoryStore::Future<Ok> HistoryStore::edit_message(std::int64_t id, std::string content, Done<Ok> done) {
+  return run<Ok>([id, content = std::move(content)](HistoryDb& db) { return db.edit_message(id, content); },
+                 std::move(done));
+}
+
+HistoryStore::Future<Conversation> HistoryStore::duplicate_conversation(std::int64_t id, std::string title,
+                                                                        Done<Conversation> done) {
+  return run<Conversation>(
+      [id, title = std::move(title)](HistoryDb& db) { return storage::duplicate_conversation(db, id, title); },
+      std::move(done));
+}
+
 HistoryStore::Future<std::string> HistoryStore::attachment_data(std::string sha256, Done<std::string> done) {
   return run<std::string>([sha256 = std::move(sha256)](HistoryDb& db) { return db.attachment_data(sha256); },
                           std::move(done));

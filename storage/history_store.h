@@ -76,6 +76,7 @@ class HistoryStore {
   Future<std::vector<Message>> path_to(std::int64_t message_id, Done<std::vector<Message>> done = {});
   Future<Message> add_message(NewMessage m, Done<Message> done = {});
   Future<Ok> delete_message(std::int64_t id, Done<Ok> done = {});
+  Future<Ok> edit_message(std::int64_t id, std::string content, Done<Ok> done = {});
   Future<std::string> attachment_data(std::string sha256, Done<std::string> done = {});
 
   Future<Message> begin_reply(NewReply r, Done<Message> done = {});
@@ -92,6 +93,7 @@ class HistoryStore {
   Future<std::string> export_json(std::vector<std::int64_t> conversation_ids = {}, Done<std::string> done = {});
   Future<std::string> export_markdown(std::vector<std::int64_t> conversation_ids = {}, Done<std::string> done = {});
   Future<ImportReport> import_json(std::string text, Done<ImportReport> done = {});
+  Future<Conversation> duplicate_conversation(std::int64_t id, std::string title, Done<Conversation> done = {});
 
   // Runs `job` on the store thread with the open database, for what the calls above do not
   // cover. Buffered reply text is committed before any job runs, so a job sees all of it.

@@ -46,5 +46,8 @@ struct ImportReport {
 StoreResult<std::string> export_json(HistoryDb& db, const std::vector<std::int64_t>& conversation_ids = {});
 StoreResult<std::string> export_markdown(HistoryDb& db, const std::vector<std::int64_t>& conversation_ids = {});
 StoreResult<ImportReport> import_json(HistoryDb& db, std::string_view text);
+// A copy of conversation `id` titled `title`: every branch, the same attachments (stored once),
+// under new uuids, updated now. Made by exporting and importing, so it is checked the same way.
+StoreResult<Conversation> duplicate_conversation(HistoryDb& db, std::int64_t id, std::string_view title);
 
 }  // namespace day0::storage

@@ -13,9 +13,14 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates clang-format
   # Qt 6: base (Core, Gui, Widgets-free Quick stack, Test, Sql-free), QML, Quick Controls
   qt6-base-dev qt6-declarative-dev libgl-dev
+  # What the app loads at run time: its QML modules, those of Qt's own file and folder dialogs
+  # (used where the desktop has none; they need Qt.labs.folderlistmodel) and the SVG plugin.
+  # The same list as the package's Depends (installer/CMakeLists.txt); ctest checks they agree.
   qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtqml-workerscript
-  qml6-module-qtquick-dialogs qml6-module-qt-labs-platform qml6-module-qttest libqt6svg6
+  qml6-module-qtquick-dialogs qml6-module-qt-labs-folderlistmodel libqt6svg6
+  # QML test support (tests only)
+  qml6-module-qttest
   # engine and storage libraries
   libsqlite3-dev libspdlog-dev libfmt-dev libstb-dev nlohmann-json3-dev libpcre2-dev libicu-dev libssl-dev libpoppler-cpp-dev
   # the OpenAI-compatible server and the remote-engine client

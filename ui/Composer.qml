@@ -1,6 +1,5 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 
 // Writing a message: multi-line text (Enter sends, Shift+Enter is a new line), images and
@@ -28,17 +27,54 @@ Rectangle {
     border.color: input.activeFocus ? Theme.borderStrong : Theme.border
     border.width: 1
 
-    FileDialog {
-        id: fileDialog
-        title: qsTr("Attach images or documents")
-        fileMode: FileDialog.OpenFiles
-        nameFilters: [qsTr("Images and documents (*.png *.jpg *.jpeg *.webp *.gif *.bmp *.pdf *.txt *.md *.markdown *.rst "
-                           + "*.c *.h *.cc *.cpp *.hpp *.cu *.py *.js *.ts *.rs *.go *.java *.kt *.cs *.rb *.php *.sh "
-                           + "*.json *.yaml *.yml *.toml *.xml *.html *.css *.sql *.cmake)"),
-                      qsTr("Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"),
-                      qsTr("Documents (*.pdf *.txt *.md *.markdown *.rst)"),
-                      qsTr("All files (*)")]
-        onAccepted: composer.chat.attachUrls(selectedFiles)
+    // The paperclip: choose files with the dialog, or type a path (which works even where no
+    // dialog can open). A dialog that cannot load says so here; the draft stays as it is.
+    Popup {
+        id: attachPopup
+        objectName: "attachPopup"
+        y: -height - 8
+        width: Math.min(composer.width, 520)
+        padding: 12
+        focus: true
+        onOpened: attachPath.input.forceActiveFocus()
+        background: Rectangle { radius: 12; color: Theme.window; border.color: Theme.border }
+        contentItem: ColumnLayout {
+            spacing: 8
+            Label {
+                text: qsTr("Attach images or documents")
+                color: Theme.text
+                font.pixelSize: 13
+                font.weight: Font.DemiBold
+            }
+            PathField {
+                id: attachPath
+                objectName: "attachPath"
+                Layout.fillWidth: true
+                folder: false
+                multiple: true
+                title: qsTr("Attach images or documents")
+                placeholderText: qsTr("Path of a file, e.g. ~/Pictures/photo.png")
+                actionText: qsTr("Attach")
+                nameFilters: [qsTr("Images and documents (*.png *.jpg *.jpeg *.webp *.gif *.bmp *.pdf *.txt *.md *.markdown *.rst "
+                                   + "*.c *.h *.cc *.cpp *.hpp *.cu *.py *.js *.ts *.rs *.go *.java *.kt *.cs *.rb *.php *.sh "
+                                   + "*.json *.yaml *.yml *.toml *.xml *.html *.css *.sql *.cmake)"),
+                              qsTr("Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)"),
+                              qsTr("Documents (*.pdf *.txt *.md *.markdown *.rst)"),
+                              qsTr("All files (*)")]
+                onSubmitted: (path) => {
+                    // Kept for a correction when refused (the banner says why); large documents
+                    // are read in the background.
+                    if (composer.chat.attachUrls([path]) > 0 || composer.chat.readingDocuments > 0) {
+                        text = ""
+                        attachPopup.close()
+                    }
+                }
+                onChosen: (urls) => {
+                    attachPopup.close()
+                    composer.chat.attachUrls(urls)
+                }
+            }
+        }
     }
 
     ColumnLayout {
@@ -204,9 +240,10 @@ Rectangle {
             Layout.fillWidth: true
             spacing: 4
             IconButton {
+                objectName: "attachButton"
                 iconName: "attach"
                 tip: qsTr("Attach images or documents")
-                onClicked: fileDialog.open()
+                onClicked: attachPopup.opened ? attachPopup.close() : attachPopup.open()
             }
             IconButton {
                 objectName: "knowledgeButton"

@@ -102,6 +102,10 @@ ItemDelegate {
             text: row.pinned ? qsTr("Unpin") : qsTr("Pin to top")
             onTriggered: row.chat.setPinned(row.conversationId, !row.pinned)
         }
+        MenuItem {
+            text: qsTr("Duplicate")
+            onTriggered: row.chat.duplicateConversation(row.conversationId)
+        }
         MenuSeparator {}
         MenuItem {
             text: qsTr("Delete")

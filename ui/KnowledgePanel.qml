@@ -1,6 +1,5 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 
 // Folders as knowledge: the folders Day0 has indexed (files, chunks, when), adding one,
@@ -20,12 +19,6 @@ Popup {
     padding: 0
     Overlay.modal: Rectangle { color: Qt.rgba(0, 0, 0, Theme.dark ? 0.55 : 0.3) }
     background: Rectangle { radius: 14; color: Theme.window; border.color: Theme.border }
-
-    FolderDialog {
-        id: folderDialog
-        title: qsTr("Add a folder of documents or code")
-        onAccepted: panel.knowledge.addFolder(selectedFolder)
-    }
 
     ColumnLayout {
         anchors.fill: parent
@@ -48,7 +41,7 @@ Popup {
                 text: qsTr("Add folder…")
                 iconName: "plus"
                 primary: true
-                onClicked: folderDialog.open()
+                onClicked: knowledgeFolderPath.browse()
             }
             IconButton { iconName: "close"; tip: qsTr("Close"); onClicked: panel.close() }
         }
@@ -60,6 +53,18 @@ Popup {
             text: qsTr("Day0 reads the text, Markdown, code and PDF files of these folders into a local index (ignoring "
                        + "build folders and what .gitignore excludes). Switch a folder on under the message box and "
                        + "each question brings its best passages, with their sources, to the model.")
+        }
+        PathField {
+            id: knowledgeFolderPath
+            objectName: "knowledgeFolderPath"
+            Layout.fillWidth: true
+            folder: true
+            showBrowse: false
+            title: qsTr("Add a folder of documents or code")
+            placeholderText: qsTr("or type a folder's path, e.g. ~/notes")
+            actionText: qsTr("Add")
+            onSubmitted: (path) => { panel.knowledge.addFolder(path); text = "" }
+            onChosen: (urls) => panel.knowledge.addFolder(urls[0])
         }
 
         // Indexing in progress.

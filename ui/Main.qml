@@ -46,7 +46,7 @@ ApplicationWindow {
     palette.mid: Theme.borderStrong
     palette.dark: Theme.dark ? "#101114" : "#a9adb7"
     palette.shadow: Theme.dark ? "#000000" : "#7a7f8a"
-    palette.link: Theme.accent
+    palette.link: Theme.link
 
     // For the self-test's screenshots and the shortcuts.
     function openPage(name) {
@@ -54,6 +54,8 @@ ApplicationWindow {
         else if (name === "remote") { modelManager.showRemote(); modelManager.open() }
         else if (name === "settings") settingsDialog.open()
         else if (name === "knowledge-panel") knowledgePanel.open()
+        else if (name === "shortcuts") shortcutSheet.open()
+        else if (name === "export") exportDialog.show("json")
     }
     function openModels() {
         if (window.models.info.dir === undefined && window.models.loaded) window.models.inspectPath(window.models.loadedDir)
@@ -67,6 +69,7 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+L"; onActivated: composer.input.forceActiveFocus() }
     Shortcut { sequence: "Ctrl+M"; onActivated: window.openModels() }
     Shortcut { sequence: "Ctrl+,"; onActivated: settingsDialog.open() }
+    Shortcut { sequences: ["F1", "Ctrl+/"]; onActivated: shortcutSheet.open() }
 
     RowLayout {
         anchors.fill: parent
@@ -104,6 +107,29 @@ ApplicationWindow {
                         font.weight: Font.DemiBold
                         color: Theme.text
                         elide: Text.ElideRight
+                    }
+                    IconButton {
+                        id: conversationMenuButton
+                        objectName: "conversationMenuButton"
+                        visible: window.chat.currentConversationId !== 0
+                        iconName: "more"
+                        tip: qsTr("Conversation: export, duplicate")
+                        onClicked: conversationMenu.popup(conversationMenuButton, 0, conversationMenuButton.height)
+                        Menu {
+                            id: conversationMenu
+                            MenuItem {
+                                text: qsTr("Export as JSON…")
+                                onTriggered: exportDialog.show("json")
+                            }
+                            MenuItem {
+                                text: qsTr("Export as Markdown…")
+                                onTriggered: exportDialog.show("markdown")
+                            }
+                            MenuItem {
+                                text: qsTr("Duplicate")
+                                onTriggered: window.chat.duplicateConversation(window.chat.currentConversationId)
+                            }
+                        }
                     }
                     AbstractButton {
                         id: modelChip
@@ -233,9 +259,11 @@ ApplicationWindow {
     footer: StatusBar { controller: window.controller }
 
     ModelManager { id: modelManager; models: window.models }
-    SettingsDialog { id: settingsDialog; controller: window.controller }
+    SettingsDialog { id: settingsDialog; objectName: "settingsDialog"; controller: window.controller }
     KnowledgePanel { id: knowledgePanel; knowledge: window.controller.knowledge; chat: window.chat }
     ImageViewer { id: imageViewer }
+    ShortcutSheet { id: shortcutSheet }
+    ExportDialog { id: exportDialog; chat: window.chat }
 
     Component.onCompleted: composer.input.forceActiveFocus()
 }

@@ -5,8 +5,8 @@ import QtQuick.Layouts
 // One message of the visible branch. User messages sit right in a bubble (with their images,
 // documents, and the knowledge sources they were sent with: click one to open the file there);
 // replies sit left: collapsible reasoning, Markdown prose, code blocks with Copy, statistics.
-// Actions appear on hover: copy, edit and resend (user), regenerate (reply), and `< 1/2 >`
-// between branches.
+// Actions appear on hover: copy, edit and resend (user), edit in place (reply), regenerate
+// (reply), delete, and `< 1/2 >` between branches.
 Item {
     id: root
     required property QtObject chat
@@ -36,6 +36,18 @@ Item {
     width: ListView.view ? ListView.view.width : 600
 
     HoverHandler { id: hover }
+
+    function saveEdit() {
+        if (editArea.text.trim().length === 0) return
+        if (isUser) chat.editAndResend(messageId, editArea.text)
+        else chat.editMessage(messageId, editArea.text)
+        editing = false
+    }
+    function startEdit() {
+        editArea.text = content
+        editing = true
+        editArea.forceActiveFocus()
+    }
 
     ColumnLayout {
         id: column
@@ -190,7 +202,7 @@ Item {
             }
         }
 
-        // Editing a user message: resend as a new branch.
+        // Editing: a user message is resent as a new branch; a reply is saved as edited.
         Rectangle {
             visible: root.editing
             Layout.fillWidth: true
@@ -204,6 +216,7 @@ Item {
                 anchors.margins: 10
                 TextArea {
                     id: editArea
+                    objectName: "editArea"
                     Layout.fillWidth: true
                     wrapMode: Text.Wrap
                     color: Theme.text
@@ -212,7 +225,7 @@ Item {
                     Accessible.name: qsTr("Edit message")
                     Keys.onReturnPressed: (event) => {
                         if (event.modifiers & Qt.ShiftModifier) { event.accepted = false; return }
-                        root.chat.editAndResend(root.messageId, editArea.text); root.editing = false
+                        root.saveEdit()
                     }
                     Keys.onEscapePressed: root.editing = false
                 }
@@ -221,10 +234,11 @@ Item {
                     spacing: 8
                     PillButton { text: qsTr("Cancel"); onClicked: root.editing = false }
                     PillButton {
-                        text: qsTr("Send as new branch")
+                        objectName: "saveEditButton"
+                        text: root.isUser ? qsTr("Send as new branch") : qsTr("Save")
                         primary: true
                         enabled: editArea.text.trim().length > 0
-                        onClicked: { root.chat.editAndResend(root.messageId, editArea.text); root.editing = false }
+                        onClicked: root.saveEdit()
                     }
                 }
             }
@@ -314,6 +328,8 @@ Item {
                         Component {
                             id: proseComponent
                             TextEdit {
+                                id: prose
+                                objectName: "replyText"
                                 text: modelData.text
                                 textFormat: TextEdit.MarkdownText
                                 wrapMode: Text.Wrap
@@ -325,6 +341,14 @@ Item {
                                 selectedTextColor: Theme.onAccent
                                 Accessible.name: qsTr("Reply")
                                 onLinkActivated: (link) => Qt.openUrlExternally(link)
+                                // Qt colours Markdown links #0000ff whatever the theme: restyle
+                                // them with the theme's link colour after each change.
+                                onTextChanged: root.chat.styleLinks(textDocument, Theme.link)
+                                Component.onCompleted: root.chat.styleLinks(textDocument, Theme.link)
+                                Connections {
+                                    target: Theme
+                                    function onDarkChanged() { root.chat.styleLinks(prose.textDocument, Theme.link) }
+                                }
                                 HoverHandler { enabled: parent.hoveredLink.length > 0; cursorShape: Qt.PointingHandCursor }
                             }
                         }
@@ -428,12 +452,12 @@ Item {
                 onClicked: root.chat.copyText(root.content)
             }
             IconButton {
-                visible: root.isUser
+                objectName: "editMessageButton"
                 iconName: "edit"
-                tip: qsTr("Edit and resend")
+                tip: root.isUser ? qsTr("Edit and resend") : qsTr("Edit this reply")
                 implicitWidth: 28; implicitHeight: 28; iconSize: 15
                 enabled: !root.chat.generating
-                onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+                onClicked: root.startEdit()
             }
             IconButton {
                 visible: !root.isUser || root.attachments.length > 0 || root.documents.length > 0
@@ -442,6 +466,14 @@ Item {
                 implicitWidth: 28; implicitHeight: 28; iconSize: 15
                 enabled: !root.chat.generating
                 onClicked: root.chat.regenerate(root.messageId)
+            }
+            IconButton {
+                objectName: "deleteMessageButton"
+                iconName: "trash"
+                tip: qsTr("Delete this message and the replies after it")
+                implicitWidth: 28; implicitHeight: 28; iconSize: 15
+                enabled: !root.chat.generating
+                onClicked: root.chat.deleteMessage(root.messageId)
             }
           }
         }

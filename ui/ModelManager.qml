@@ -1,6 +1,5 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 
 // The model manager: open a folder, recent models, and the inspected model's details.
@@ -26,13 +25,9 @@ Popup {
     Overlay.modal: Rectangle { color: Qt.rgba(0, 0, 0, Theme.dark ? 0.55 : 0.3) }
     background: Rectangle { radius: 14; color: Theme.window; border.color: Theme.border }
 
-    FolderDialog {
-        id: folderDialog
-        title: qsTr("Open a model folder (config.json, *.safetensors)")
-        onAccepted: {
-            manager.remoteMode = false
-            manager.models.inspectFolder(selectedFolder)
-        }
+    function inspect(folder) {
+        manager.remoteMode = false
+        manager.models.inspectFolder(folder)
     }
 
     RowLayout {
@@ -62,7 +57,19 @@ Popup {
                     primary: true
                     iconName: "folder"
                     text: qsTr("Open model folder…")
-                    onClicked: folderDialog.open()
+                    onClicked: modelFolderPath.browse()
+                }
+                PathField {
+                    id: modelFolderPath
+                    objectName: "modelFolderPath"
+                    Layout.fillWidth: true
+                    folder: true
+                    showBrowse: false
+                    title: qsTr("Open a model folder (config.json, *.safetensors)")
+                    placeholderText: qsTr("or type its path")
+                    actionText: qsTr("Open")
+                    onSubmitted: (path) => manager.inspect(path)
+                    onChosen: (urls) => manager.inspect(urls[0])
                 }
                 PillButton {
                     Layout.fillWidth: true

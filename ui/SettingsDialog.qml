@@ -1,9 +1,8 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 
-// Settings: device, expert-cache budget, sampling defaults, system prompt, theme, the local
+// Settings: device, expert-cache budget (with a GPU), sampling defaults, system prompt, theme, the local
 // OpenAI-compatible server, data folder.
 // Every control writes through to the stored settings at once.
 Popup {
@@ -57,12 +56,6 @@ Popup {
         Label { text: sliderRow.value.toFixed(sliderRow.decimals); color: Theme.textMuted; Layout.preferredWidth: 40; horizontalAlignment: Text.AlignRight }
     }
 
-    FolderDialog {
-        id: dataFolderDialog
-        title: qsTr("Choose the data folder")
-        onAccepted: dialog.settings.dataFolder = selectedFolder.toString().replace(/^file:\/\//, "")
-    }
-
     ColumnLayout {
         anchors.fill: parent
         spacing: 0
@@ -107,12 +100,17 @@ Popup {
                           : qsTr("No GPU is usable: %1. Day0 runs on the CPU.").arg(dialog.controller.gpuProblem.replace(/[.\s]+$/, ""))
                 }
                 SliderRow {
+                    objectName: "expertCacheRow"
+                    visible: dialog.controller.gpuAvailable
                     label: qsTr("Expert cache (GiB)")
                     from: 1; to: 141; step: 1; decimals: 0
                     value: dialog.settings.expertCacheGiB
                     onMoved: (v) => dialog.settings.expertCacheGiB = v
                 }
-                Hint { text: qsTr("GPU memory kept for MXFP4 experts streamed from disk; the rest of the GPU holds attention, caches and the FP8 workspace.") }
+                Hint {
+                    visible: dialog.controller.gpuAvailable
+                    text: qsTr("GPU memory kept for MXFP4 experts streamed from disk; the rest of the GPU holds attention, caches and the FP8 workspace.")
+                }
 
                 SectionTitle { text: qsTr("SAMPLING") }
                 SliderRow {
@@ -244,19 +242,20 @@ Popup {
                 }
 
                 SectionTitle { text: qsTr("DATA FOLDER") }
-                RowLayout {
+                PathField {
+                    id: dataFolderPath
+                    objectName: "dataFolderPath"
                     Layout.fillWidth: true
-                    spacing: 8
-                    TextField {
-                        id: dataFolder
-                        Layout.fillWidth: true
-                        text: dialog.settings.dataFolder
-                        color: Theme.text
-                        selectByMouse: true
-                        Accessible.name: qsTr("Data folder")
-                        onEditingFinished: dialog.settings.dataFolder = text
+                    folder: true
+                    showAction: false
+                    title: qsTr("Choose the data folder")
+                    text: dialog.settings.dataFolder
+                    onSubmitted: (path) => dialog.settings.dataFolder = path
+                    onChosen: (urls) => dialog.settings.dataFolder = decodeURIComponent(urls[0].toString().replace(/^file:\/\//, ""))
+                    Connections {
+                        target: dataFolderPath.input
+                        function onEditingFinished() { dialog.settings.dataFolder = dataFolderPath.input.text.trim() }
                     }
-                    PillButton { text: qsTr("Browse…"); onClicked: dataFolderDialog.open() }
                 }
                 Hint {
                     text: dialog.settings.dataFolder === dialog.settings.activeDataFolder

@@ -10,6 +10,8 @@ QtObject {
     readonly property color accentHover: dark ? "#a2abff" : "#4452e0"
     readonly property color accentSoft: dark ? "#2c3058" : "#eceefe"
     readonly property color onAccent: dark ? "#11131f" : "#ffffff"
+    // Links in replies: at least 4.5:1 against the window, surfaces and bubbles (WCAG AA).
+    readonly property color link: dark ? "#a2abff" : "#3b4ad8"
     readonly property color teal: dark ? "#4fd1b5" : "#1f9e88"
 
     readonly property color window: dark ? "#16171b" : "#ffffff"

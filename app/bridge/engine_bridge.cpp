@@ -324,6 +324,8 @@ void EngineBridge::unloadModel() {
   modelDir_.clear();
   device_.clear();
   contextUsed_ = 0;
+  tokensPerSecond_ = 0;
+  ttftMs_ = 0;
   emit statsChanged();
   emit modelUnloaded();
 }

@@ -72,16 +72,37 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
                              attachments_, this);
   knowledge_ = new KnowledgeController(paths.dataFolder + QStringLiteral("/knowledge.db"), this);
   chat_->setKnowledge(knowledge_);
-  connect(knowledge_, &KnowledgeController::errorOccurred, this, &AppController::showError);
-  connect(knowledge_, &KnowledgeController::noticeOccurred, this, &AppController::showNotice);
-
   server_ = new ServerController(bridge_.get(), settings_, this);
 
-  connect(models_, &ModelManager::errorOccurred, this, &AppController::showError);
-  connect(server_, &ServerController::errorOccurred, this, &AppController::showError);
-  connect(models_, &ModelManager::noticeOccurred, this, &AppController::showNotice);
-  connect(chat_, &ChatController::errorOccurred, this, &AppController::showError);
-  connect(chat_, &ChatController::noticeOccurred, this, &AppController::showNotice);
+  // Each part's messages, and what makes them stale.
+  const auto from = [this](Source source, bool error) {
+    return [this, source, error](const QString& message) { showFrom(source, message, error); };
+  };
+  connect(knowledge_, &KnowledgeController::errorOccurred, this, from(Source::knowledge, true));
+  connect(knowledge_, &KnowledgeController::noticeOccurred, this, from(Source::knowledge, false));
+  connect(models_, &ModelManager::errorOccurred, this, from(Source::models, true));
+  connect(models_, &ModelManager::noticeOccurred, this, from(Source::models, false));
+  connect(server_, &ServerController::errorOccurred, this, from(Source::server, true));
+  connect(chat_, &ChatController::errorOccurred, this, from(Source::chat, true));
+  connect(chat_, &ChatController::noticeOccurred, this, from(Source::chat, false));
+  // A model that loads ends the model's errors, and the chat's (no model, a failed reply).
+  connect(models_, &ModelManager::modelReady, this, [this]() {
+    clearFrom(Source::models);
+    clearFrom(Source::chat);
+  });
+  // A notice about the model (where it runs, why) goes with it.
+  connect(models_, &ModelManager::loadStateChanged, this, [this]() {
+    if (!models_->loaded() && !models_->loading() && noticeSource_ == Source::models) dismissNotice();
+  });
+  connect(chat_, &ChatController::replyFinished, this, [this](qint64, bool ok) {
+    if (ok) clearFrom(Source::chat);
+  });
+  connect(server_, &ServerController::stateChanged, this, [this]() {
+    if (server_->running()) clearFrom(Source::server);
+  });
+  connect(knowledge_, &KnowledgeController::folderIndexed, this, [this](qint64, bool ok) {
+    if (ok) clearFrom(Source::knowledge);
+  });
   connect(bridge_.get(), &EngineBridge::statsChanged, this, &AppController::statsChanged);
   connect(models_, &ModelManager::loadStateChanged, this, &AppController::statsChanged);
   memoryTimer_.setInterval(2000);
@@ -130,15 +151,20 @@ void AppController::start(const QString& model) {
     models_->load(recent.first());
 }
 
-void AppController::showError(const QString& message) {
-  if (errorMessage_ == message) return;
-  errorMessage_ = message;
+void AppController::showError(const QString& message) { showFrom(Source::other, message, true); }
+
+void AppController::showNotice(const QString& message) { showFrom(Source::other, message, false); }
+
+void AppController::showFrom(Source source, const QString& message, bool error) {
+  QString& shown = error ? errorMessage_ : noticeMessage_;
+  (error ? errorSource_ : noticeSource_) = source;
+  if (shown == message) return;
+  shown = message;
   emit bannerChanged();
 }
 
-void AppController::showNotice(const QString& message) {
-  noticeMessage_ = message;
-  emit bannerChanged();
+void AppController::clearFrom(Source source) {
+  if (errorSource_ == source) dismissError();
 }
 
 void AppController::dismissError() {

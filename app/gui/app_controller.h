@@ -1,7 +1,8 @@
 #pragma once
 // The root object QML sees: build and device facts, the banner (errors and notices from
-// every part), the status-bar figures, and the parts of the app as properties: settings,
-// models (the model manager), chat, server (the OpenAI-compatible server switch), knowledge
+// every part; a part's message goes when that part reports the condition gone: a model
+// loaded, a reply finished, the server running, a folder indexed), the status-bar figures, and the parts of the app as
+// properties: settings, models (the model manager), chat, server (the OpenAI-compatible server switch), knowledge
 // (folders indexed for questions). It owns the engine bridge and decides
 // what the first run opens.
 #include <QObject>
@@ -94,7 +95,10 @@ class AppController : public QObject {
   void memoryChanged();
 
  private:
+  enum class Source { other, models, chat, server, knowledge };
   void showNotice(const QString& message);
+  void showFrom(Source source, const QString& message, bool error);
+  void clearFrom(Source source);
   void updateMemory();
 
   QString version_;
@@ -112,6 +116,8 @@ class AppController : public QObject {
   std::shared_ptr<AttachmentSource> attachments_;
   QString errorMessage_;
   QString noticeMessage_;
+  Source errorSource_ = Source::other;
+  Source noticeSource_ = Source::other;
   QString memoryText_;
   QTimer memoryTimer_;
 };

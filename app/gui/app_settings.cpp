@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "day0/paths.h"
+#include "gui/user_path.h"
 
 namespace day0::app {
 namespace {
@@ -137,7 +138,7 @@ void AppSettings::setTheme(const QString& v) {
   if (v == QLatin1String("light") || v == QLatin1String("dark") || v == QLatin1String("system"))
     write(QStringLiteral("ui/theme"), v);
 }
-void AppSettings::setDataFolder(const QString& v) { write(QStringLiteral("data/folder"), v); }
+void AppSettings::setDataFolder(const QString& v) { write(QStringLiteral("data/folder"), localPathFromUser(v)); }
 void AppSettings::setServerEnabled(bool v) { write(QStringLiteral("server/enabled"), v); }
 void AppSettings::setServerPort(int v) { write(QStringLiteral("server/port"), std::clamp(v, 0, 65535)); }
 void AppSettings::setServerAllowNetwork(bool v) { write(QStringLiteral("server/allowNetwork"), v); }

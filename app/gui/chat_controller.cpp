@@ -3,6 +3,7 @@
 #include <QBuffer>
 #include <QClipboard>
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -11,6 +12,9 @@
 #include <QMetaObject>
 #include <QMimeData>
 #include <QPointer>
+#include <QQuickTextDocument>
+#include <QSaveFile>
+#include <QStandardPaths>
 #include <QThreadPool>
 #include <algorithm>
 
@@ -18,9 +22,11 @@
 #include "gui/app_settings.h"
 #include "gui/conversation_list_model.h"
 #include "gui/knowledge_controller.h"
+#include "gui/markdown_blocks.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
 #include "gui/source_opener.h"
+#include "gui/user_path.h"
 #include "knowledge/context.h"
 
 namespace day0::app {
@@ -480,6 +486,113 @@ void ChatController::editAndResend(qint64 messageId, const QString& rawText) {
 
 void ChatController::switchBranch(qint64 messageId, int delta) { messages_->switchBranch(messageId, delta); }
 
+void ChatController::editMessage(qint64 messageId, const QString& text) {
+  if (generating()) {
+    emit errorOccurred(tr("Stop the reply before editing a message."));
+    return;
+  }
+  if (text.trimmed().isEmpty()) {
+    emit errorOccurred(tr("A message cannot be empty: delete it instead."));
+    return;
+  }
+  const qint64 conversation = currentId_;
+  store_->edit_message(messageId, text.toStdString(),
+                       onGui<storage::Ok>([this, messageId, conversation](const auto& r) {
+                         if (!r.is_ok()) return failed(tr("The message cannot be saved"), r.error());
+                         if (currentId_ == conversation) openConversation(conversation, messageId);
+                         emit messageEdited(messageId);
+                       }));
+}
+
+void ChatController::deleteMessage(qint64 messageId) {
+  if (generating()) {
+    emit errorOccurred(tr("Stop the reply before deleting a message."));
+    return;
+  }
+  const qint64 conversation = currentId_;
+  store_->delete_message(messageId, onGui<storage::Ok>([this, messageId, conversation](const auto& r) {
+                           if (!r.is_ok()) return failed(tr("The message cannot be deleted"), r.error());
+                           if (currentId_ == conversation) openConversation(conversation);
+                           refreshConversations();
+                           emit messageDeleted(messageId);
+                         }));
+}
+
+void ChatController::duplicateConversation(qint64 id) {
+  if (id <= 0) return;
+  const QString title = conversations_->titleOf(id);
+  const QString copyTitle = tr("%1 (copy)").arg(title.isEmpty() ? tr("New chat") : title);
+  store_->duplicate_conversation(id, copyTitle.toStdString(), onGui<storage::Conversation>([this](const auto& r) {
+                                   if (!r.is_ok()) return failed(tr("The conversation cannot be copied"), r.error());
+                                   const qint64 copy = r.value().id;
+                                   refreshConversations();
+                                   openConversation(copy);
+                                   currentTitle_ = QString::fromStdString(r.value().title);  // before the list has it
+                                   emit currentChanged();
+                                   emit conversationDuplicated(copy);
+                                 }));
+}
+
+QString ChatController::suggestedExportPath(const QString& format) const {
+  QString name = currentTitle_.isEmpty() ? tr("conversation") : currentTitle_;
+  for (QChar& c : name)
+    if (c.unicode() < 0x20 || QStringLiteral("/\\:*?\"<>|").contains(c)) c = u' ';
+  name = name.simplified().left(80);
+  if (name.isEmpty()) name = tr("conversation");
+  QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  if (folder.isEmpty() || !QFileInfo(folder).isDir()) folder = QDir::homePath();
+  return folder + u'/' + name + (format == QLatin1String("markdown") ? QStringLiteral(".md") : QStringLiteral(".json"));
+}
+
+bool ChatController::exportConversation(const QVariant& pathValue, const QString& format) {
+  if (currentId_ == 0) {
+    emit errorOccurred(tr("Open a conversation to export it."));
+    return false;
+  }
+  const QString path = localPathFromUser(pathValue);
+  if (path.isEmpty()) {
+    emit errorOccurred(tr("Type the path of the file to write."));
+    return false;
+  }
+  const QFileInfo info(path);
+  if (info.isDir()) {
+    emit errorOccurred(tr("%1 is a folder: add a file name, e.g. %1/chat.json.").arg(path));
+    return false;
+  }
+  if (!info.absoluteDir().exists()) {
+    emit errorOccurred(tr("The folder %1 does not exist.").arg(info.absolutePath()));
+    return false;
+  }
+  QString kind = format.toLower();
+  if (kind.isEmpty())
+    kind = info.suffix().compare(QLatin1String("md"), Qt::CaseInsensitive) == 0 ||
+                   info.suffix().compare(QLatin1String("markdown"), Qt::CaseInsensitive) == 0
+               ? QStringLiteral("markdown")
+               : QStringLiteral("json");
+  if (kind != QLatin1String("json") && kind != QLatin1String("markdown")) {
+    emit errorOccurred(tr("Conversations export as json or markdown, not %1.").arg(format));
+    return false;
+  }
+  const QString target = info.absoluteFilePath();
+  auto write = [this, target](const storage::StoreResult<std::string>& r) {
+    if (!r.is_ok()) return failed(tr("The conversation cannot be exported"), r.error());
+    QSaveFile file(target);
+    const QByteArray bytes = QByteArray::fromStdString(r.value());
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
+      emit errorOccurred(tr("%1 cannot be written: %2").arg(target, file.errorString()));
+      return;
+    }
+    emit noticeOccurred(tr("Exported the conversation to %1").arg(target));
+    emit exported(target);
+  };
+  const std::vector<std::int64_t> ids{currentId_};
+  if (kind == QLatin1String("markdown"))
+    store_->export_markdown(ids, onGui<std::string>(write));
+  else
+    store_->export_json(ids, onGui<std::string>(write));
+  return true;
+}
+
 void ChatController::renameConversation(qint64 id, const QString& title) {
   const QString t = title.simplified();
   if (t.isEmpty()) return;
@@ -626,8 +739,11 @@ int ChatController::attachUrls(const QVariantList& urls) {
   const qint64 maxBytes =
       std::max({imageLimits.max_bytes, documentLimits.max_pdf_bytes, documentLimits.max_text_bytes});
   for (const QVariant& v : urls) {
-    const QUrl url = v.toUrl();
-    const QString path = url.isLocalFile() ? url.toLocalFile() : v.toString();
+    const QString path = localPathFromUser(v);
+    if (path.isEmpty()) {
+      emit errorOccurred(tr("Type the path of a file to attach."));
+      continue;
+    }
     const QFileInfo info(path);
     if (info.isDir()) {
       emit errorOccurred(tr("%1 is a folder: add it under Knowledge (in the sidebar) to ask about its files.")
@@ -717,6 +833,10 @@ void ChatController::removeDocument(int index) {
 }
 
 void ChatController::copyText(const QString& text) { QGuiApplication::clipboard()->setText(text); }
+
+void ChatController::styleLinks(QObject* textDocument, const QColor& color) {
+  if (auto* document = qobject_cast<QQuickTextDocument*>(textDocument)) set_link_color(document->textDocument(), color);
+}
 
 void ChatController::setKnowledge(KnowledgeController* knowledge) {
   knowledge_ = knowledge;

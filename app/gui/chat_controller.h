@@ -7,6 +7,7 @@
 // history (storage::HistoryStore, on its own thread) and the engine (EngineBridge): every
 // store call returns at once and its result comes back here as a queued call on the GUI
 // thread, so the view-models change only on the GUI thread.
+#include <QColor>
 #include <QList>
 #include <QObject>
 #include <QSet>
@@ -90,6 +91,20 @@ class ChatController : public QObject {
   // A new user message beside `messageId` (same parent, same images) and its reply.
   Q_INVOKABLE void editAndResend(qint64 messageId, const QString& text);
   Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
+  // Replaces a message's text in the history (an edited reply stays as edited; nothing is
+  // generated again). Not while a reply streams.
+  Q_INVOKABLE void editMessage(qint64 messageId, const QString& text);
+  // Deletes a message and the replies that follow it. Not while a reply streams.
+  Q_INVOKABLE void deleteMessage(qint64 messageId);
+  // A copy of the conversation (every branch, its attachments), opened when made.
+  Q_INVOKABLE void duplicateConversation(qint64 id);
+  // Writes the open conversation (every branch) to the file `path` names, as "json" (the
+  // history's lossless export, which `day0-cli history import` reads back) or "markdown".
+  // False with errorOccurred when nothing is open or the path cannot be a file; else the file
+  // is written when the history answers: exported(path) or errorOccurred.
+  Q_INVOKABLE bool exportConversation(const QVariant& path, const QString& format);
+  // Where an export goes unless the user says otherwise: the documents folder, the title.
+  Q_INVOKABLE QString suggestedExportPath(const QString& format) const;
   Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
   Q_INVOKABLE void setPinned(qint64 id, bool pinned);
   // Hides the conversation at once and deletes it from the history after a few seconds unless
@@ -117,6 +132,8 @@ class ChatController : public QObject {
   // Opens a document stored in the history (written to a private temporary folder first).
   Q_INVOKABLE void openDocument(const QString& sha256, const QString& name, int line = 0, int page = 0);
   Q_INVOKABLE void copyText(const QString& text);
+  // Colours the links of a Markdown TextEdit's document (its `textDocument`) with `color`.
+  Q_INVOKABLE void styleLinks(QObject* textDocument, const QColor& color);
 
  signals:
   void currentChanged();
@@ -134,6 +151,10 @@ class ChatController : public QObject {
   void messageStored(qint64 id);
   void replyStarted(qint64 id);
   void replyFinished(qint64 id, bool ok);
+  void exported(const QString& path);
+  void conversationDuplicated(qint64 id);
+  void messageEdited(qint64 id);
+  void messageDeleted(qint64 id);
 
  private:
   template <typename T>

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "gui/user_path.h"
+
 namespace day0::app {
 
 // One thread with its own index connection, running jobs in order. The connection is opened
@@ -168,8 +170,7 @@ void KnowledgeController::refresh() {
 }
 
 void KnowledgeController::addFolder(const QVariant& folder) {
-  const QUrl url = folder.toUrl();
-  const QString path = url.isLocalFile() ? url.toLocalFile() : folder.toString();
+  const QString path = localPathFromUser(folder);
   const QFileInfo info(path);
   if (path.isEmpty() || !info.isDir()) {
     emit errorOccurred(tr("%1 is not a folder.").arg(path.isEmpty() ? tr("This") : path));

@@ -1,5 +1,9 @@
 #include "gui/markdown_blocks.h"
 
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocument>
+
 #include <QStringList>
 #include <QVariantMap>
 
@@ -82,6 +86,37 @@ QVariantList markdown_blocks_for_qml(const QString& markdown) {
         {QStringLiteral("closed"), b.closed}});
   }
   return list;
+}
+
+int set_link_color(QTextDocument* document, const QColor& color) {
+  if (document == nullptr) return 0;
+  struct Range {
+    int start, length;
+  };
+  std::vector<Range> ranges;
+  for (QTextBlock block = document->begin(); block.isValid(); block = block.next()) {
+    for (auto it = block.begin(); !it.atEnd(); ++it) {
+      const QTextFragment fragment = it.fragment();
+      if (!fragment.isValid()) continue;
+      const QTextCharFormat format = fragment.charFormat();
+      if (!format.isAnchor() || format.anchorHref().isEmpty()) continue;
+      if (format.foreground().color() == color && format.fontUnderline()) continue;
+      ranges.push_back({fragment.position(), fragment.length()});
+    }
+  }
+  if (ranges.empty()) return 0;
+  QTextCharFormat link;
+  link.setForeground(color);
+  link.setFontUnderline(true);
+  QTextCursor cursor(document);
+  cursor.beginEditBlock();
+  for (const Range& r : ranges) {
+    cursor.setPosition(r.start);
+    cursor.setPosition(r.start + r.length, QTextCursor::KeepAnchor);
+    cursor.mergeCharFormat(link);
+  }
+  cursor.endEditBlock();
+  return static_cast<int>(ranges.size());
 }
 
 }  // namespace day0::app

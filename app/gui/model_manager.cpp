@@ -11,6 +11,7 @@
 #include "day0/devices.h"
 #include "day0/model_info.h"
 #include "gui/app_settings.h"
+#include "gui/user_path.h"
 #include "remote/remote_client.h"
 
 namespace day0::app {
@@ -134,11 +135,10 @@ QString ModelManager::findDemoModel() {
   return {};
 }
 
-void ModelManager::inspectFolder(const QUrl& folder) {
-  inspectPath(folder.isLocalFile() ? folder.toLocalFile() : folder.toString());
-}
+void ModelManager::inspectFolder(const QUrl& folder) { inspectPath(localPathFromUser(folder)); }
 
-void ModelManager::inspectPath(const QString& dir) {
+void ModelManager::inspectPath(const QString& path) {
+  const QString dir = localPathFromUser(path);
   if (inspecting_) {
     queuedInspect_ = dir;  // started when the running inspection ends; the GUI never waits
     return;

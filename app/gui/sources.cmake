@@ -27,6 +27,8 @@ target_sources(day0_app PRIVATE
   gui/server_controller.h
   gui/source_opener.cpp
   gui/source_opener.h
+  gui/user_path.cpp
+  gui/user_path.h
 )
 target_link_libraries(day0_app PUBLIC day0_storage day0_server day0_remote)
 target_compile_definitions(day0_app PRIVATE DAY0_RESOURCES_DIR="${PROJECT_SOURCE_DIR}/resources")

@@ -11,6 +11,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
 #include "bridge/engine_bridge.h"
 #include "day0/devices.h"
@@ -293,6 +294,124 @@ class TestGuiChat : public QObject {
     chat->switchBranch(edited, -1);
     QCOMPARE(row(m, 0, MessageListModel::ContentRole).toString(), QString("Original question"));
     QCOMPARE(row(m, 1, MessageListModel::MessageIdRole).toLongLong(), reply);
+  }
+
+  // The conversation menu and the message actions: export (JSON that imports back, Markdown),
+  // edit a reply in place, duplicate a conversation, delete one message.
+  void exportEditDuplicateAndDelete() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QVERIFY(loadModel(*app));
+    const qint64 reply = sendAndWait(chat, "Tell me about lighthouses");
+    QVERIFY(reply > 0);
+    const qint64 conversation = chat->currentConversationId();
+    MessageListModel* m = chat->messages();
+
+    // Export as JSON: the history's own format, which another history imports whole.
+    QSignalSpy exported(chat, &ChatController::exported);
+    QVERIFY(chat->exportConversation(tmp.filePath("chat.json"), "json"));
+    QVERIFY(exported.wait(kWaitMs));
+    QCOMPARE(exported.at(0).at(0).toString(), tmp.filePath("chat.json"));
+    QFile json(tmp.filePath("chat.json"));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const QByteArray jsonBytes = json.readAll();
+    QVERIFY(jsonBytes.contains("\"day0-history\""));
+    {
+      day0::storage::HistoryStore other(tmp.filePath("other.db").toStdString());
+      auto imported = other.import_json(jsonBytes.toStdString()).get();
+      QVERIFY2(imported.is_ok(), imported.is_ok() ? "" : imported.error().message.c_str());
+      QCOMPARE(imported.value().conversations_added, 1);
+      QCOMPARE(imported.value().messages_added, 2);
+    }
+    // Markdown, the format read from the file name.
+    exported.clear();
+    QVERIFY(chat->exportConversation(tmp.filePath("chat.md"), QString()));
+    QVERIFY(exported.wait(kWaitMs));
+    QFile md(tmp.filePath("chat.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    const QByteArray mdBytes = md.readAll();
+    QVERIFY(mdBytes.contains("Tell me about lighthouses"));
+    QVERIFY(!mdBytes.trimmed().startsWith('{'));
+    // Bad paths and formats: a message each, nothing written.
+    QSignalSpy errors(chat, &ChatController::errorOccurred);
+    QVERIFY(!chat->exportConversation(tmp.path(), "json"));
+    QVERIFY(errors.last().at(0).toString().contains("folder"));
+    QVERIFY(!chat->exportConversation(tmp.filePath("no/such/folder/chat.json"), "json"));
+    QVERIFY(errors.last().at(0).toString().contains("does not exist"));
+    QVERIFY(!chat->exportConversation(tmp.filePath("chat.pdf"), "pdf"));
+    QVERIFY(!chat->exportConversation(QString("   "), "json"));
+    QCOMPARE(errors.count(), 4);
+    QVERIFY(!QFile::exists(tmp.filePath("chat.pdf")));
+    QVERIFY(chat->suggestedExportPath("markdown").endsWith(".md"));
+
+    // Edit the reply: saved in the history (and its search), shown in place, no new branch.
+    QSignalSpy edited(chat, &ChatController::messageEdited);
+    chat->editMessage(reply, "Lighthouses guide ships with zebra-striped towers.");
+    QVERIFY(edited.wait(kWaitMs));
+    auto messages = stored(chat, conversation);
+    QCOMPARE(messages.size(), std::size_t{2});
+    QCOMPARE(messages[1].id, reply);
+    QCOMPARE(messages[1].content, std::string("Lighthouses guide ships with zebra-striped towers."));
+    QTRY_COMPARE(row(m, 1, MessageListModel::ContentRole).toString(),
+                 QString("Lighthouses guide ships with zebra-striped towers."));
+    auto hits = chat->store().search("zebra").get();
+    QVERIFY(hits.is_ok());
+    QVERIFY(
+        std::any_of(hits.value().begin(), hits.value().end(), [&](const auto& h) { return h.message_id == reply; }));
+    errors.clear();
+    chat->editMessage(reply, "   ");  // an empty text is refused
+    QCOMPARE(errors.count(), 1);
+    QCOMPARE(stored(chat, conversation)[1].content, std::string("Lighthouses guide ships with zebra-striped towers."));
+
+    // Duplicate: a new conversation, opened, with the same messages under new ids.
+    QSignalSpy duplicated(chat, &ChatController::conversationDuplicated);
+    chat->duplicateConversation(conversation);
+    QVERIFY(duplicated.wait(kWaitMs));
+    const qint64 copy = duplicated.at(0).at(0).toLongLong();
+    QVERIFY(copy > 0 && copy != conversation);
+    QTRY_COMPARE(chat->currentConversationId(), copy);
+    QVERIFY(chat->currentTitle().endsWith("(copy)"));
+    const auto copied = stored(chat, copy);
+    QCOMPARE(copied.size(), std::size_t{2});
+    QCOMPARE(copied[0].content, messages[0].content);
+    QCOMPARE(copied[1].content, messages[1].content);
+    QVERIFY(copied[0].id != messages[0].id && copied[0].uuid != messages[0].uuid);
+    QCOMPARE(copied[1].parent_id.value_or(0), copied[0].id);
+    QTRY_COMPARE(m->rowCount(), 2);
+
+    // Delete the copy's reply: gone from the copy, the original keeps its own.
+    QSignalSpy deleted(chat, &ChatController::messageDeleted);
+    chat->deleteMessage(copied[1].id);
+    QVERIFY(deleted.wait(kWaitMs));
+    QCOMPARE(stored(chat, copy).size(), std::size_t{1});
+    QCOMPARE(stored(chat, conversation).size(), std::size_t{2});
+    QTRY_COMPARE(m->rowCount(), 1);
+    QCOMPARE(row(m, 0, MessageListModel::ContentRole).toString(), QString("Tell me about lighthouses"));
+  }
+
+  // What no longer applies goes: the previous model's speed once it is unloaded, a model's
+  // error once a model loads; another part's error stays until dismissed.
+  void staleFiguresAndBannersGo() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    app->models()->load(tmp.filePath("no-such-model"));
+    QTRY_VERIFY_WITH_TIMEOUT(!app->errorMessage().isEmpty(), kWaitMs);
+    QVERIFY(loadModel(*app));
+    QTRY_VERIFY2(app->errorMessage().isEmpty(), qPrintable(app->errorMessage()));
+
+    QVERIFY(sendAndWait(app->chat(), "Hi") > 0);
+    QVERIFY(app->tokensPerSecond() > 0);
+    QVERIFY(app->timeToFirstTokenMs() > 0);
+    app->models()->unload();
+    QTRY_COMPARE(app->tokensPerSecond(), 0.0);
+    QCOMPARE(app->timeToFirstTokenMs(), 0.0);
+
+    app->showError("The disk is full");
+    QVERIFY(loadModel(*app));
+    QCOMPARE(app->errorMessage(), QString("The disk is full"));
+    app->dismissError();
+    QVERIFY(app->errorMessage().isEmpty());
   }
 
   void searchFindsConversations() {

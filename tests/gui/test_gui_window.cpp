@@ -3,12 +3,18 @@
 // the search, Ctrl+L the composer; and the QML loads without warnings in both themes.
 #include <QtQml/qqmlextensionplugin.h>
 #include <QQmlApplicationEngine>
+#include <QQmlComponent>
 #include <QQuickItem>
 #include <QQuickStyle>
+#include <QQuickTextDocument>
 #include <QQuickWindow>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextDocument>
 #include <QtTest>
+#include <cmath>
+#include <functional>
 
 #include "gui/app_controller.h"
 #include "gui/app_settings.h"
@@ -16,6 +22,7 @@
 #include "gui/image_attachments.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
+#include "storage/history_store.h"
 
 Q_IMPORT_QML_PLUGIN(Day0_UiPlugin)
 
@@ -30,6 +37,30 @@ void type(QWindow* window, const char* text) {
 }
 void collect(QtMsgType type, const QMessageLogContext&, const QString& message) {
   if (type != QtDebugMsg && type != QtInfoMsg && message.contains("qrc:")) g_warnings << message;
+}
+// WCAG 2 contrast ratio: (L1 + 0.05) / (L2 + 0.05) of the relative luminances.
+double luminance(const QColor& c) {
+  auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+}
+double contrast(const QColor& a, const QColor& b) {
+  const double la = luminance(a), lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+QQuickItem* findItem(QQuickItem* root, const std::function<bool(QQuickItem*)>& match) {
+  if (root == nullptr) return nullptr;
+  if (match(root)) return root;
+  for (QQuickItem* child : root->childItems())
+    if (QQuickItem* found = findItem(child, match)) return found;
+  return nullptr;
+}
+// The colours of the link fragments of a rendered document.
+QList<QColor> linkColors(QTextDocument* document) {
+  QList<QColor> colors;
+  for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
+    for (auto it = block.begin(); !it.atEnd(); ++it)
+      if (it.fragment().charFormat().isAnchor()) colors << it.fragment().charFormat().foreground().color();
+  return colors;
 }
 }  // namespace
 
@@ -112,6 +143,150 @@ class TestGuiWindow : public QObject {
                 window_->activeFocusItem()->property("placeholderText").toString().contains("Search"));
     QTest::keyClick(window_, Qt::Key_L, Qt::ControlModifier);
     QTRY_COMPARE(window_->activeFocusItem(), item("composerInput"));
+  }
+
+  // Links in a reply take the theme's link colour, at least 4.5:1 against the window, the
+  // surfaces and the bubbles, in both themes (Qt's own #0000ff is 2.1:1 on the dark window).
+  void linksReadableInBothThemes() {
+    // The window's Theme singleton (one per engine), through a tiny component.
+    QQmlComponent themeRef(engine_.get());
+    themeRef.setData("import QtQml\nimport Day0.Ui\nQtObject { property QtObject theme: Theme }",
+                     QUrl("qrc:/theme-ref.qml"));
+    std::unique_ptr<QObject> ref(themeRef.create());
+    QVERIFY2(ref, qPrintable(themeRef.errorString()));
+    auto* theme = ref->property("theme").value<QObject*>();
+    QVERIFY(theme);
+    auto& store = app_->chat()->store();
+    day0::storage::NewConversation c;
+    c.title = "Links";
+    auto conversation = store.create_conversation(c).get();
+    QVERIFY(conversation.is_ok());
+    day0::storage::NewMessage question;
+    question.conversation_id = conversation->id;
+    question.content = "Where is the manual?";
+    auto asked = store.add_message(question).get();
+    QVERIFY(asked.is_ok());
+    day0::storage::NewMessage answer;
+    answer.conversation_id = conversation->id;
+    answer.parent_id = asked->id;
+    answer.role = day0::storage::Role::assistant;
+    answer.content = "See [the manual](https://example.org/manual) and <https://example.org/faq>.";
+    QVERIFY(store.add_message(answer).get().is_ok());
+    app_->chat()->openConversation(conversation->id);
+
+    QVERIFY(contrast(QColor("#0000ff"), QColor("#16171b")) < 4.5);  // what the check catches
+    for (const char* name : {"dark", "light"}) {
+      app_->settings()->setTheme(name);
+      QTRY_COMPARE(theme->property("dark").toBool(), QString(name) == "dark");
+      const QColor link = theme->property("link").value<QColor>();
+      for (const char* background : {"window", "surface", "surfaceAlt", "userBubble", "sidebar"}) {
+        const double ratio = contrast(link, theme->property(background).value<QColor>());
+        QVERIFY2(
+            ratio >= 4.5,
+            qPrintable(
+                QString("%1 theme: link %2 on %3 is %4:1").arg(name, link.name(), background).arg(ratio, 0, 'f', 2)));
+      }
+      // And the rendered reply uses it.
+      QQuickItem* reply = nullptr;
+      QTRY_VERIFY((reply = findItem(window_->contentItem(), [](QQuickItem* i) {
+                     return i->objectName() == QLatin1String("replyText") &&
+                            i->property("text").toString().contains("[the manual]");
+                   })) != nullptr);
+      auto* document = reply->property("textDocument").value<QQuickTextDocument*>();
+      QVERIFY(document);
+      for (QTextBlock b = document->textDocument()->begin(); b.isValid(); b = b.next())
+        QTRY_COMPARE(linkColors(document->textDocument()).size(), qsizetype(2));
+      for (const QColor& color : linkColors(document->textDocument())) QCOMPARE(color.name(), link.name());
+    }
+  }
+
+  // A reply's Edit and Delete actions (the "Links" conversation of the test above is open).
+  void editAndDeleteAReplyFromItsActions() {
+    ChatController* chat = app_->chat();
+    const qint64 conversation = chat->currentConversationId();
+    QVERIFY(conversation != 0);
+    auto delegateOf = [this](const QString& text) -> QQuickItem* {
+      QQuickItem* prose = findItem(window_->contentItem(), [&](QQuickItem* i) {
+        return i->objectName() == QLatin1String("replyText") && i->isVisible() &&
+               i->property("text").toString().trimmed() == text;
+      });
+      while (prose != nullptr && !prose->property("messageId").isValid()) prose = prose->parentItem();
+      return prose;
+    };
+    auto named = [](QQuickItem* root, const char* name) {
+      return findItem(root, [name](QQuickItem* i) { return i->objectName() == QLatin1String(name); });
+    };
+    const QString original = "See [the manual](https://example.org/manual) and <https://example.org/faq>.";
+    QQuickItem* delegate = nullptr;
+    QTRY_VERIFY((delegate = delegateOf(original)) != nullptr);
+    const qint64 id = delegate->property("messageId").toLongLong();
+
+    QSignalSpy edited(chat, &ChatController::messageEdited);
+    QMetaObject::invokeMethod(named(delegate, "editMessageButton"), "clicked");
+    QTRY_VERIFY(delegate->property("editing").toBool());
+    QQuickItem* area = named(delegate, "editArea");
+    QVERIFY(area);
+    QCOMPARE(area->property("text").toString(), original);
+    area->setProperty("text", QString("Read the manual online."));
+    QMetaObject::invokeMethod(named(delegate, "saveEditButton"), "clicked");
+    QVERIFY(edited.wait(kWaitMs));
+    auto messages = chat->store().messages(conversation).get();
+    QVERIFY(messages.is_ok());
+    QCOMPARE(messages->size(), std::size_t{2});
+    QCOMPARE(messages->at(1).id, id);
+    QCOMPARE(messages->at(1).content, std::string("Read the manual online."));
+
+    QSignalSpy deleted(chat, &ChatController::messageDeleted);
+    QTRY_VERIFY((delegate = delegateOf("Read the manual online.")) != nullptr);
+    QMetaObject::invokeMethod(named(delegate, "deleteMessageButton"), "clicked");
+    QVERIFY(deleted.wait(kWaitMs));
+    QCOMPARE(chat->store().messages(conversation).get()->size(), std::size_t{1});
+    QTRY_COMPARE(chat->messages()->rowCount(), 1);
+  }
+
+  // The expert cache is GPU memory: its setting shows only where a GPU is usable.
+  void expertCacheOnlyWithAGpu() {
+    QMetaObject::invokeMethod(window_, "openPage", Q_ARG(QVariant, QString("settings")));
+    QQuickItem* row = item("expertCacheRow");
+    QVERIFY(row);
+    QObject* settings = window_->findChild<QObject*>("settingsDialog");
+    QVERIFY(settings);
+    QTRY_VERIFY(settings->property("opened").toBool());
+    QCOMPARE(row->isVisible(), app_->gpuAvailable());
+    QMetaObject::invokeMethod(settings, "close");
+    QTRY_VERIFY(!settings->property("visible").toBool());
+  }
+
+  // F1 and Ctrl+/ open the list of shortcuts, which names every shortcut of the window.
+  void shortcutSheet() {
+    QObject* sheet = window_->findChild<QObject*>("shortcutSheet");
+    QVERIFY(sheet);
+    window_->requestActivate();
+    QTest::keyClick(window_, Qt::Key_F1);
+    QTRY_VERIFY(sheet->property("opened").toBool());
+    QStringList listed;
+    for (const QVariant& entry : sheet->property("shortcuts").toList())
+      for (const QString& keys : entry.toMap().value("keys").toString().split(", "))
+        listed << QKeySequence(keys).toString(QKeySequence::PortableText);
+    int shortcuts = 0;
+    for (QObject* o : window_->findChildren<QObject*>()) {
+      if (!o->inherits("QQuickShortcut")) continue;
+      QVariantList sequences = o->property("sequences").toList();
+      sequences << o->property("sequence");
+      for (const QVariant& s : sequences) {
+        if (s.metaType() != QMetaType::fromType<QString>() || s.toString().isEmpty()) continue;
+        ++shortcuts;
+        const QString portable = QKeySequence(s.toString()).toString(QKeySequence::PortableText);
+        QVERIFY2(listed.contains(portable), qPrintable(portable + " is not in the shortcut sheet"));
+      }
+    }
+    QVERIFY(shortcuts >= 8);
+    QTest::keyClick(window_, Qt::Key_Escape);
+    QTRY_VERIFY(!sheet->property("opened").toBool());
+    QTest::keyClick(window_, Qt::Key_Slash, Qt::ControlModifier);
+    QTRY_VERIFY(sheet->property("opened").toBool());
+    QMetaObject::invokeMethod(sheet, "close");
+    QTRY_VERIFY(!sheet->property("visible").toBool());
   }
 
   void bothThemesRenderWithoutWarnings() {

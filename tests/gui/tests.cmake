@@ -7,6 +7,18 @@ if(DAY0_BUILD_GUI)
     LIBS day0_app PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
   day0_add_test(test_gui_window SOURCES gui/test_gui_window.cpp LABEL integration
     LIBS day0_app day0_uiplugin Qt6::QuickControls2)
+  # The file and folder pickers with only the QML modules of the package's Depends; again with
+  # Qt.labs.folderlistmodel left out, where they must say so instead of opening.
+  day0_add_test(test_gui_dialogs SOURCES gui/test_gui_dialogs.cpp LABEL integration
+    LIBS day0_app day0_uiplugin Qt6::QuickControls2)
+  list(JOIN DAY0_QT_RUNTIME_PACKAGES " " _day0_qt_runtime)
+  target_compile_definitions(test_gui_dialogs PRIVATE DAY0_QT_RUNTIME_PACKAGES="${_day0_qt_runtime}")
+  add_test(NAME test_gui_dialogs_missing_module COMMAND test_gui_dialogs)
+  set_tests_properties(test_gui_dialogs_missing_module PROPERTIES
+    LABELS integration
+    SKIP_RETURN_CODE 77
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;DAY0_LOG_TO_FILE=0;DAY0_TEST_HIDE_PACKAGE=qml6-module-qt-labs-folderlistmodel"
+    TIMEOUT 600)
   day0_add_test(test_gui_knowledge SOURCES gui/test_gui_knowledge.cpp LABEL integration LIBS day0_app)
   day0_add_test(test_source_opener SOURCES gui/test_source_opener.cpp LABEL unit LIBS day0_app)
   add_test(NAME day0_selftest COMMAND day0 --selftest)

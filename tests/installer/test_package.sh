@@ -126,6 +126,7 @@ if [[ $mode == package ]]; then
   # Every QML module the UI imports is in Depends, by the package that owns its folder in Qt's
   # QML directory (Qt loads them at run time, so no tool derives them).
   while read -r module; do
+    [[ $module == Day0.* ]] && continue # the app's own module (PathField imports it), built into day0
     dir=$qml_dir/${module//.//}
     [[ -d $dir ]] || fail "the UI imports $module, not found at $dir"
     owner=$(dpkg -S "$dir" 2>/dev/null | head -n1 | cut -d: -f1)
@@ -133,6 +134,21 @@ if [[ $mode == package ]]; then
     has_dep "$owner" || fail "the UI imports $module from $owner, which Depends lacks"
   done < <(sed -n 's/^import \([A-Za-z][A-Za-z0-9.]*\).*/\1/p' "$ui"/*.qml | sort -u)
   check "every QML module the UI imports is a dependency"
+
+  # And every module that Qt's own file and folder dialogs import (the QML Qt falls back to where
+  # the desktop has no dialog; the app uses the Fusion style): Qt 6.4 crashes opening a file
+  # dialog whose QML cannot load.
+  impl=$qml_dir/QtQuick/Dialogs/quickimpl/qml
+  [[ -f $impl/FileDialog.qml && -f $impl/+Fusion/FileDialog.qml ]] || fail "no Qt Quick Dialogs QML under $impl"
+  while read -r module; do
+    dir=$qml_dir/${module//.//}
+    [[ -d $dir ]] || fail "Qt's dialogs import $module, not found at $dir"
+    owner=$(dpkg -S "$dir" 2>/dev/null | head -n1 | cut -d: -f1)
+    [[ -n $owner ]] || fail "no Debian package owns $dir"
+    has_dep "$owner" || fail "Qt's file dialogs import $module from $owner, which Depends lacks"
+  done < <(sed -n 's/^import \([A-Za-z][A-Za-z0-9.]*\).*/\1/p' "$impl"/{File,Folder}Dialog*.qml \
+    "$impl"/FolderBreadcrumbBar.qml "$impl"/+Fusion/{File,Folder}*.qml | sort -u)
+  check "every QML module of Qt's file and folder dialogs is a dependency"
 
   # The PNG icons: PNG signature, IHDR width and height as the folder names them, and more than
   # a blank image's few hundred bytes of pixels.

@@ -3,6 +3,11 @@
 # (installer_package); then the installed binaries started with the CUDA libraries out of the
 # loader's reach (installer_starts_without_cuda). Paths are relative to tests/.
 if(DAY0_BUILD_GUI)
+  # The Qt packages loaded at run time: tools/install-deps.sh installs what Depends names.
+  add_test(NAME qml_packages_agree
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/installer/check_qt_packages.sh
+            ${PROJECT_SOURCE_DIR}/tools/install-deps.sh "${DAY0_QT_RUNTIME_PACKAGES}" "qml6-module-qttest")
+  set_tests_properties(qml_packages_agree PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "^ok: ")
   find_program(DAY0_DPKG_DEB dpkg-deb)
   if(DAY0_DPKG_DEB)
     set(_day0_pkg_work ${CMAKE_BINARY_DIR}/tests/installer)

@@ -12,6 +12,7 @@
 #include "storage/history_db.h"
 #include "storage/open_history.h"
 #include "storage/transfer.h"
+#include "storage/validate.h"
 
 using namespace day0::storage;
 using json = nlohmann::json;
@@ -132,6 +133,13 @@ std::string describe(HistoryDb& h) {
   return out;
 }
 
+// The conversation fill() makes with branches.
+StoreResult<Conversation> tokyo(HistoryDb& h) {
+  for (const auto& c : h.list_conversations({true, -1, 0}).value())
+    if (c.title == "東京 trip 🗼") return c;
+  return store_error("no such conversation");
+}
+
 }  // namespace
 
 class TestTransfer : public QObject {
@@ -224,6 +232,69 @@ class TestTransfer : public QObject {
     QCOMPARE(report->messages_added, 1);
     QCOMPARE(report->messages_skipped, 6);
     QCOMPARE(b.count("messages"), std::int64_t{7});
+  }
+
+  // A copy of a conversation: every branch, state, statistic and attachment, under new uuids
+  // and the given title; the blobs are shared, not stored twice; the original is unchanged.
+  void duplicateCopiesEveryBranch() {
+    Db db;
+    fill(*db.history);
+    auto& h = *db.history;
+    const auto original = tokyo(h);
+    QVERIFY(original.is_ok());
+    const auto a = h.messages(original->id).value();
+    const auto blobs = db.count("blobs");
+    auto copy = duplicate_conversation(h, original->id, "東京 trip 🗼 (copy)");
+    QVERIFY2(copy.is_ok(), copy.is_ok() ? "" : copy.error().message.c_str());
+    QVERIFY(copy->id != original->id && copy->uuid != original->uuid);
+    QCOMPARE(copy->title, std::string("東京 trip 🗼 (copy)"));
+    QCOMPARE(db.count("blobs"), blobs);
+    const auto b = h.messages(copy->id).value();
+    QCOMPARE(b.size(), a.size());
+    std::map<std::int64_t, std::size_t> index;  // copy's id -> position
+    for (std::size_t i = 0; i < b.size(); ++i) index[b[i].id] = i;
+    std::map<std::int64_t, std::size_t> originalIndex;
+    for (std::size_t i = 0; i < a.size(); ++i) originalIndex[a[i].id] = i;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      QVERIFY(b[i].uuid != a[i].uuid);
+      QCOMPARE(b[i].content, a[i].content);
+      QCOMPARE(b[i].reasoning, a[i].reasoning);
+      QCOMPARE(to_string(b[i].state), to_string(a[i].state));
+      QCOMPARE(b[i].stats.ttft_ms, a[i].stats.ttft_ms);
+      QCOMPARE(b[i].attachments.size(), a[i].attachments.size());
+      QCOMPARE(b[i].parent_id.has_value(), a[i].parent_id.has_value());
+      if (a[i].parent_id) QCOMPARE(index.at(*b[i].parent_id), originalIndex.at(*a[i].parent_id));  // the same tree
+    }
+    // The original is as it was.
+    const auto still = h.messages(original->id).value();
+    QCOMPARE(still.size(), a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      QCOMPARE(still[i].uuid, a[i].uuid);
+      QCOMPARE(still[i].content, a[i].content);
+    }
+    QVERIFY(!duplicate_conversation(h, 999999, "x").is_ok());
+  }
+
+  void editMessageReplacesTheText() {
+    Db db;
+    fill(*db.history);
+    auto& h = *db.history;
+    const auto found = tokyo(h);
+    QVERIFY(found.is_ok());
+    const auto conversation = found.value();
+    auto messages = h.messages(conversation.id).value();
+    const auto& reply = messages[2];
+    QCOMPARE(to_string(reply.role), "assistant");
+    QVERIFY(h.edit_message(reply.id, "Edited: the Tokyo Tower, 333 m").is_ok());
+    const auto edited = h.message(reply.id).value();
+    QCOMPARE(edited.content, std::string("Edited: the Tokyo Tower, 333 m"));
+    QCOMPARE(edited.reasoning, reply.reasoning);
+    QCOMPARE(edited.uuid, reply.uuid);
+    auto hits = h.search("333").value();
+    QCOMPARE(hits.size(), std::size_t{1});
+    QCOMPARE(hits[0].message_id, reply.id);
+    QVERIFY(!h.edit_message(999999, "x").is_ok());
+    QVERIFY(!h.edit_message(reply.id, std::string(kMaxTextBytes + 1, 'x')).is_ok());
   }
 
   void markdown() {
