@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QLocale>
 #include <QtConcurrent/QtConcurrentRun>
+#include <filesystem>
 #include <utility>
 
 #include "bridge/engine_bridge.h"
@@ -20,14 +21,49 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // Memory the model would live in: the chosen GPU's, or the machine's RAM.
-std::pair<std::uint64_t, QString> target_memory(const QString& device) {
-  const DeviceReport report = discover_devices();
+// The device a load on `device` would use: a GPU (when found) or the host memory.
+struct Target {
+  const GpuInfo* gpu = nullptr;
+  std::uint64_t memory = 0;
+  QString where;
+};
+Target target_of(const DeviceReport& report, const QString& device) {
   if (device.startsWith(QLatin1String("cuda"))) {
     const int index = device.section(u':', 1).toInt();
     for (const auto& g : report.gpus)
-      if (g.index == index) return {g.total_memory, QObject::tr("GPU memory of %1").arg(qs(g.name))};
+      if (g.index == index) return {&g, g.free_memory, QObject::tr("free on %1").arg(qs(g.name))};
   }
-  return {report.cpu.memory, QObject::tr("memory")};
+  return {nullptr, report.cpu.memory, QObject::tr("of memory")};
+}
+
+// The fit line: on a GPU the memory plan the load will make (weights as the GPU keeps them,
+// workspaces, caches for the context); on the CPU the weights against the host's memory.
+std::pair<bool, QString> fit_text(const ModelInfo& info, const QString& device) {
+  const DeviceReport report = discover_devices();
+  const Target target = target_of(report, device);
+  if (target.gpu != nullptr) {
+    const auto plan = plan_gpu_fit(info.dir, target.gpu->free_memory, target.gpu->fp8);
+    if (plan) {
+      QString text = QObject::tr("fits: %1 of %2 %3")
+                         .arg(ModelManager::formatBytes(static_cast<double>(plan->needed)),
+                              ModelManager::formatBytes(static_cast<double>(target.memory)), target.where);
+      if (info.max_context > 0 && plan->context < info.max_context)
+        text += QObject::tr(", context limited to %1 of %2 tokens").arg(plan->context).arg(info.max_context);
+      return {true, text};
+    }
+    if (plan.status().code() == ErrorCode::out_of_memory)
+      return {false, QObject::tr("does not fit on %1: %2; it would run on the CPU")
+                         .arg(qs(target.gpu->name), qs(plan.status().message()))};
+    return {false, qs(plan.status().message())};
+  }
+  if (info.tensor_bytes == 0) return {false, QObject::tr("size unknown")};
+  if (info.tensor_bytes <= target.memory)
+    return {true, QObject::tr("fits: %1 of %2 %3")
+                      .arg(ModelManager::formatBytes(static_cast<double>(info.tensor_bytes)),
+                           ModelManager::formatBytes(static_cast<double>(target.memory)), target.where)};
+  return {false, QObject::tr("%1, more than the %2 %3: the weights would page from disk, slowly")
+                     .arg(ModelManager::formatBytes(static_cast<double>(info.tensor_bytes)),
+                          ModelManager::formatBytes(static_cast<double>(target.memory)), target.where)};
 }
 
 }  // namespace
@@ -154,21 +190,10 @@ void ModelManager::inspectPath(const QString& path) {
       return outcome;
     }
     outcome.report = qs(format_model_info(*info));
-    const auto [memory, where] = target_memory(device);
-    QString fit;
-    bool fits = false;
-    if (info->tensor_bytes == 0) {
-      fit = QObject::tr("size unknown");
-    } else if (info->tensor_bytes <= memory) {
-      fits = true;
-      fit = QObject::tr("fits: %1 of %2 %3")
-                .arg(formatBytes(static_cast<double>(info->tensor_bytes)), formatBytes(static_cast<double>(memory)),
-                     where);
-    } else {
-      fit = QObject::tr("%1, more than the %2 %3: experts will stream from disk")
-                .arg(formatBytes(static_cast<double>(info->tensor_bytes)), formatBytes(static_cast<double>(memory)),
-                     where);
-    }
+    auto [fits, fit] = fit_text(*info, device);
+    std::error_code ec;
+    if (!info->demo && !std::filesystem::exists(info->dir / "tokenizer.json", ec))
+      fit += QObject::tr("; no tokenizer.json in the folder: chat needs it");
     if (!info->weights_present)
       fit += QObject::tr(" (weights not all present: %1 of %2 shards)").arg(info->shards_present).arg(info->n_shards);
     outcome.info = {

@@ -95,15 +95,51 @@ Status refuse(const MemoryPlan& plan, std::uint64_t limit, const std::string& wh
 
 }  // namespace
 
-Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanRequest& request) {
-  const std::int64_t model_context = std::max<std::int64_t>(1, request.model_context);
-  if (request.context < 0)
-    return error(ErrorCode::invalid_argument,
-                 fmt::format("the context size must be positive, got {}", request.context));
-  if (request.context > model_context)
+namespace {
+
+// The context for a plan whose weights and workspace are set: `requested` if it fits (refused if
+// not), else the model's whole context if it fits, else the longest that does (whole pages of
+// 256 positions), never below the minimum.
+Result<MemoryPlan> plan_context(MemoryPlan plan, const std::function<std::uint64_t(std::int64_t)>& state_bytes,
+                                std::int64_t model_context, std::int64_t requested, const std::string& where) {
+  model_context = std::max<std::int64_t>(1, model_context);
+  if (requested < 0)
+    return error(ErrorCode::invalid_argument, fmt::format("the context size must be positive, got {}", requested));
+  if (requested > model_context)
     return error(ErrorCode::invalid_argument, fmt::format("a context of {} tokens was asked for; this model holds at "
                                                           "most {} (max_position_embeddings)",
-                                                          request.context, model_context));
+                                                          requested, model_context));
+  const std::uint64_t limit = plan.available;
+  const auto with_context = [&](std::int64_t context) {
+    MemoryPlan p = plan;
+    p.context = context;
+    p.state = state_bytes(context);
+    return p;
+  };
+  if (requested > 0) {
+    plan = with_context(requested);
+    if (plan.total() > limit)
+      return refuse(plan, limit, fmt::format("{} for a context of {} tokens", where, plan.context));
+    return plan;
+  }
+  const std::int64_t floor = std::min(model_context, kMinimumContext);
+  plan = with_context(floor);
+  if (plan.total() > limit) return refuse(plan, limit, where);
+  std::int64_t lo = floor, hi = model_context;
+  if (with_context(hi).total() <= limit) return with_context(hi);
+  while (hi - lo > 256) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (with_context(mid).total() <= limit)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return with_context(lo / 256 * 256 >= floor ? lo / 256 * 256 : lo);
+}
+
+}  // namespace
+
+Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanRequest& request) {
   std::uint64_t limit = request.limit;
   if (limit == 0) {
     DAY0_ASSIGN_OR_RETURN(const auto from_env, memory_limit_from_environment());
@@ -119,32 +155,19 @@ Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanReque
   plan.weights = request.weight_bytes;
   plan.workspace = workspace_bytes(model);
   plan.available = limit;
-  const auto with_context = [&](std::int64_t context) {
-    MemoryPlan p = plan;
-    p.context = context;
-    p.state = model.state_bytes(context);
-    return p;
-  };
-  if (request.context > 0) {
-    plan = with_context(request.context);
-    if (plan.total() > limit) return refuse(plan, limit, fmt::format(" for a context of {} tokens", plan.context));
-    return plan;
-  }
-  // Automatic: the model's whole context if it fits, else the longest that does (whole pages of
-  // 256 positions), but never below the minimum.
-  const std::int64_t floor = std::min(model_context, kMinimumContext);
-  plan = with_context(floor);
-  if (plan.total() > limit) return refuse(plan, limit, "");
-  std::int64_t lo = floor, hi = model_context;
-  if (with_context(hi).total() <= limit) return with_context(hi);
-  while (hi - lo > 256) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    if (with_context(mid).total() <= limit)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return with_context(lo / 256 * 256 >= floor ? lo / 256 * 256 : lo);
+  return plan_context(
+      plan, [&](std::int64_t context) { return model.state_bytes(context); }, request.model_context, request.context,
+      "");
+}
+
+Result<MemoryPlan> plan_device_memory(const DeviceFootprint& footprint, std::uint64_t free_bytes, std::int64_t context,
+                                      const std::string& device) {
+  MemoryPlan plan;
+  plan.weights = footprint.weights;
+  plan.workspace = footprint.workspace;
+  plan.available = free_bytes > kDeviceReserve ? free_bytes - kDeviceReserve : 0;
+  const auto state = [&](std::int64_t n) { return footprint.state_bytes ? footprint.state_bytes(n) : 0; };
+  return plan_context(plan, state, footprint.max_context, context, " on " + device);
 }
 
 }  // namespace day0::limits

@@ -13,6 +13,7 @@
 // Available: MemAvailable from /proc/meminfo less a reserve for the rest of the process, or the
 // limit given by DAY0_MEMORY_LIMIT_BYTES / ModelOptions::memory_limit_bytes.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -56,6 +57,24 @@ Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanReque
 // and caches, accounted in engine/backend/cuda/) against the device's free memory. out_of_memory
 // names both, so the caller can say why it runs on the CPU instead.
 Status check_device_memory(std::uint64_t weight_bytes, std::uint64_t free_bytes, const std::string& device);
+
+// What a GPU program will hold for a model, known from its config before anything is uploaded
+// (the architecture's device_footprint): the weights as the device keeps them, its workspaces
+// (expert workspace, activations of one prefill pass, logits, token picking), and a session's
+// caches for a context, growth included (the peak while a cache moves to a larger buffer).
+struct DeviceFootprint {
+  std::uint64_t weights = 0;
+  std::uint64_t workspace = 0;
+  std::function<std::uint64_t(std::int64_t)> state_bytes;
+  std::int64_t max_context = 0;  // the model's own limit
+};
+// Memory the device keeps for itself and the libraries (CUDA context, cuBLASLt workspace).
+inline constexpr std::uint64_t kDeviceReserve = 768ull << 20;
+
+// Plans a model on a device with `free_bytes` free: as plan_memory(), against free_bytes less
+// kDeviceReserve; out_of_memory names the device and what does not fit.
+Result<MemoryPlan> plan_device_memory(const DeviceFootprint& footprint, std::uint64_t free_bytes, std::int64_t context,
+                                      const std::string& device);
 
 // "61.2 GiB", "512.0 MiB".
 std::string format_bytes(std::uint64_t bytes);

@@ -15,6 +15,7 @@
 #include "day0/status.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "limits/memory_plan.h"
 #include "models/loaded_model.h"
 
 namespace day0::models {
@@ -57,6 +58,9 @@ struct Architecture {
   Result<std::unique_ptr<LoadedModel>> (*load_cuda)(const io::ModelConfig& config,
                                                     std::shared_ptr<const io::Checkpoint> checkpoint,
                                                     ThreadPool& pool, const LoadOptions& options) = nullptr;
+  // What the GPU path holds for a config (fp8: with the FP8 workspace), for the memory plan made
+  // before loading and shown by `inspect`; null where load_cuda is.
+  Result<limits::DeviceFootprint> (*device_footprint)(const io::ModelConfig& config, bool fp8) = nullptr;
 };
 
 const Architecture* find_architecture(std::string_view model_type);

@@ -273,8 +273,9 @@ const Architecture kGptOss{
     &load,
 #ifdef DAY0_HAVE_CUDA
     &cuda::load_gpt_oss,
+    &cuda::gpt_oss_device_footprint,
 #else
-    nullptr,
+    nullptr,     nullptr,
 #endif
 };
 

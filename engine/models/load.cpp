@@ -19,12 +19,26 @@ std::uint64_t tensor_bytes(const io::Checkpoint& checkpoint) {
   return total;
 }
 
-// The weights against the chosen GPU's free memory, before anything is uploaded.
-Status gpu_fits(const io::Checkpoint& checkpoint, const DeviceReport& devices, const std::string& device) {
-  const int index = device.size() > 5 ? std::atoi(device.c_str() + 5) : 0;
-  for (const auto& gpu : devices.gpus)
-    if (gpu.index == index) return limits::check_device_memory(tensor_bytes(checkpoint), gpu.free_memory, device);
-  return Status::ok();  // an unknown index is reported by the GPU load itself
+// The GPU program's footprint (weights as the device holds them, workspaces, caches for the
+// context) against the chosen GPU's free memory, before anything is uploaded; the context is
+// bounded to what fits. An unknown GPU index is left to the load to report.
+Result<limits::MemoryPlan> gpu_plan(const Architecture& arch, const io::ModelConfig& config,
+                                    const io::Checkpoint& checkpoint, const DeviceReport& devices,
+                                    const LoadOptions& options) {
+  const int index = options.device.size() > 5 ? std::atoi(options.device.c_str() + 5) : 0;
+  for (const auto& gpu : devices.gpus) {
+    if (gpu.index != index) continue;
+    if (arch.device_footprint == nullptr) {
+      DAY0_RETURN_IF_ERROR(limits::check_device_memory(tensor_bytes(checkpoint), gpu.free_memory, options.device));
+      break;
+    }
+    DAY0_ASSIGN_OR_RETURN(const limits::DeviceFootprint footprint,
+                          arch.device_footprint(config, gpu.fp8 && !options.bf16_workspace));
+    return limits::plan_device_memory(footprint, gpu.free_memory, options.max_context, options.device);
+  }
+  limits::MemoryPlan unplanned;
+  unplanned.context = options.max_context;
+  return unplanned;
 }
 
 }  // namespace
@@ -56,11 +70,25 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
       DAY0_LOG_WARN("--device {}: {} has no GPU path in this build; running on the CPU", options.device, arch->family);
     } else if (devices.gpus.empty()) {
       DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, devices.gpu_problem);
-    } else if (Status fits = gpu_fits(*shared, devices, options.device); !fits.is_ok()) {
-      DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, fits.message());
+    } else if (auto granted = gpu_plan(*arch, config, *shared, devices, options); !granted) {
+      DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, granted.status().message());
     } else {
-      auto loaded = arch->load_cuda(config, shared, pool, options);
-      if (loaded) return loaded;
+      LoadOptions planned = options;
+      planned.max_context = granted->context;
+      auto loaded = arch->load_cuda(config, shared, pool, planned);
+      if (loaded) {
+        if (granted->available > 0) {
+          DAY0_LOG_INFO(
+              "GPU memory plan for {} on {}: {} needed ({} weights, {} caches for {} tokens, {} workspace), "
+              "{} free",
+              dir.string(), options.device, limits::format_bytes(granted->total()),
+              limits::format_bytes(granted->weights), limits::format_bytes(granted->state), granted->context,
+              limits::format_bytes(granted->workspace),
+              limits::format_bytes(granted->available + limits::kDeviceReserve));
+          if (plan != nullptr) *plan = {granted->context, granted->total(), granted->available};
+        }
+        return loaded;
+      }
       DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, loaded.status().message());
     }
   }

@@ -11,6 +11,7 @@
 
 #include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "limits/memory_plan.h"
 #include "models/architecture.h"
 
 namespace day0 {
@@ -241,7 +242,27 @@ Result<ModelInfo> inspect_model(const std::filesystem::path& dir) {
 
   info.expert_format = info.weights_present ? expert_format_from_dtypes(expert_dtypes, expert_blocks)
                                             : (routed > 0 ? expert_format_from_config(config) : "none");
+  if (arch != nullptr && arch->device_footprint != nullptr) {
+    if (auto footprint = arch->device_footprint(config, true)) {
+      info.gpu_weight_bytes = footprint->weights;
+      info.gpu_workspace_bytes = footprint->workspace;
+      info.max_context = footprint->max_context;
+      info.gpu_context_cache_bytes = footprint->state_bytes ? footprint->state_bytes(footprint->max_context) : 0;
+    } else {
+      add_warning(info, suppressed, "no GPU plan: " + footprint.status().message());
+    }
+  }
   return info;
+}
+
+Result<GpuFit> plan_gpu_fit(const std::filesystem::path& dir, std::uint64_t free_bytes, bool fp8) {
+  DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
+  const models::Architecture* arch = models::find_architecture(config.model_type());
+  if (arch == nullptr || arch->device_footprint == nullptr)
+    return error(ErrorCode::unsupported, "this build of Day0 runs " + config.model_type() + " on the CPU only");
+  DAY0_ASSIGN_OR_RETURN(const limits::DeviceFootprint footprint, arch->device_footprint(config, fp8));
+  DAY0_ASSIGN_OR_RETURN(const limits::MemoryPlan plan, limits::plan_device_memory(footprint, free_bytes, 0, "the GPU"));
+  return GpuFit{plan.context, plan.total()};
 }
 
 namespace {
@@ -293,6 +314,12 @@ std::string format_model_info(const ModelInfo& info) {
     line("Layers", std::to_string(info.layers));
   }
   line("Expert format", info.expert_format);
+  if (info.gpu_weight_bytes > 0)
+    line("GPU plan",
+         fmt::format("weights {} + workspaces {}; caches for the whole {}-token context {}: {} in all",
+                     human_bytes(info.gpu_weight_bytes), human_bytes(info.gpu_workspace_bytes), info.max_context,
+                     human_bytes(info.gpu_context_cache_bytes),
+                     human_bytes(info.gpu_weight_bytes + info.gpu_workspace_bytes + info.gpu_context_cache_bytes)));
   if (info.has_vision) line("Vision", "yes, " + human_count(info.vision_params) + " parameters");
   out += "\nTensors by role:\n";
   out += fmt::format("  {:<26}{:>8}{:>12}{:>13}  {}\n", "role", "tensors", "params", "bytes", "dtypes");
@@ -335,6 +362,11 @@ std::string model_info_json(const ModelInfo& info) {
   j["shared_experts"] = info.shared_experts;
   j["has_vision"] = info.has_vision;
   j["expert_format"] = info.expert_format;
+  if (info.gpu_weight_bytes > 0)
+    j["gpu_plan"] = {{"weight_bytes", info.gpu_weight_bytes},
+                     {"workspace_bytes", info.gpu_workspace_bytes},
+                     {"max_context", info.max_context},
+                     {"context_cache_bytes", info.gpu_context_cache_bytes}};
   j["groups"] = nlohmann::json::array();
   for (const auto& g : info.groups)
     j["groups"].push_back({{"role", g.role}, {"tensors", g.tensors}, {"params", g.params}, {"bytes", g.bytes},

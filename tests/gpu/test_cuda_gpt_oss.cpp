@@ -21,6 +21,7 @@
 #include "day0/model_tools.h"
 #include "gpu/gpu_test_util.h"
 #include "io/checkpoint.h"
+#include "io/model_config.h"
 #include "models/loaded_model.h"
 #include "models/weights.h"
 #include "runtime/sampler.h"
@@ -429,6 +430,38 @@ class TestCudaGptOss : public QObject {
     one.repetition_penalty = 1.0f;
     Sampling greedy;
     QCOMPARE(decode(one, 20), decode(greedy, 20));
+  }
+
+  // The memory plan's footprint is what the GPU program holds: weights and workspaces to the
+  // byte, the caches within their bound; a granted context bounds the model.
+  void footprint_is_what_the_gpu_holds() {
+    ThreadPool pool(1);
+    const auto dir = model_dir("tiny-gpt-oss");
+    auto config = io::ModelConfig::load(dir);
+    QVERIFY(config.is_ok());
+    cudaDeviceProp prop{};
+    QCOMPARE(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+    auto footprint = cuda::gpt_oss_device_footprint(*config, prop.major * 10 + prop.minor >= 89);
+    QVERIFY(footprint.is_ok());
+    auto gpu = load(dir, pool, "cuda");
+    QVERIFY(gpu);
+    QCOMPARE(memory(*gpu, "weights") + memory(*gpu, "expert_cache"), footprint->weights);
+    QCOMPARE(memory(*gpu, "activations") + memory(*gpu, "fp8_workspace"), footprint->workspace);
+    auto s = gpu->new_state();
+    std::vector<std::int32_t> tokens(700, 5);
+    std::vector<float> logits(static_cast<std::size_t>(gpu->vocab_size()));
+    QVERIFY(gpu->forward(*s, tokens, 1, logits.data(), nullptr).is_ok());
+    for (int i = 0; i < 3; ++i)
+      QVERIFY(gpu->forward(*s, std::span(tokens).first(1), 1, logits.data(), nullptr).is_ok());
+    QVERIFY(memory(*gpu, "kv_cache") > 0);
+    QVERIFY(memory(*gpu, "kv_cache") <= footprint->state_bytes(703));
+    // A granted context of 4096: the model holds no more.
+    models::LoadOptions options;
+    options.device = "cuda";
+    options.max_context = 4096;
+    auto bounded = models::load_model(dir, pool, options);
+    QVERIFY(bounded.is_ok());
+    QCOMPARE((*bounded)->max_context(), std::int64_t{4096});
   }
 
   void rejects_bad_tokens() {

@@ -268,6 +268,38 @@ class TestLimits : public QObject {
              QString("the weights alone need 65.0 GiB of GPU memory; cuda:1 has 20.0 GiB free"));
   }
 
+  // The GPU plan from a program's footprint (no GPU needed): the whole context when it fits,
+  // else the longest that does (whole pages), refused below the minimum or for an explicit
+  // context that does not fit; the device's reserve is kept.
+  void devicePlan() {
+    limits::DeviceFootprint f;
+    f.weights = 12ull << 30;
+    f.workspace = 1ull << 30;
+    f.state_bytes = [](std::int64_t n) { return static_cast<std::uint64_t>(n) * (72ull << 10); };
+    f.max_context = 131072;
+    // 80 GiB free: everything fits (13 GiB + 9 GiB of caches).
+    auto all = limits::plan_device_memory(f, 80ull << 30, 0, "cuda:0");
+    QVERIFY(all.is_ok());
+    QCOMPARE(all->context, std::int64_t{131072});
+    QCOMPARE(all->total(), (13ull << 30) + 131072ull * (72ull << 10));
+    QCOMPARE(all->available, (80ull << 30) - limits::kDeviceReserve);
+    // 20 GiB free: the context shrinks to what fits, in whole pages, and fits.
+    auto bounded = limits::plan_device_memory(f, 20ull << 30, 0, "cuda:0");
+    QVERIFY(bounded.is_ok());
+    QVERIFY(bounded->context < 131072 && bounded->context >= limits::kMinimumContext);
+    QCOMPARE(bounded->context % 256, std::int64_t{0});
+    QVERIFY(bounded->total() <= bounded->available);
+    QVERIFY(f.state_bytes(bounded->context + 256) + (13ull << 30) > bounded->available);
+    // 13.5 GiB free: not even the minimum context.
+    auto refused = limits::plan_device_memory(f, 27ull << 29, 0, "cuda:1");
+    QCOMPARE(refused.status().code(), ErrorCode::out_of_memory);
+    QVERIFY(refused.status().message().find("cuda:1") != std::string::npos);
+    // An explicit context: granted if it fits, refused if not, invalid above the model's.
+    QCOMPARE(limits::plan_device_memory(f, 20ull << 30, 8192, "cuda:0")->context, std::int64_t{8192});
+    QCOMPARE(limits::plan_device_memory(f, 20ull << 30, 131072, "cuda:0").status().code(), ErrorCode::out_of_memory);
+    QCOMPARE(limits::plan_device_memory(f, 80ull << 30, 200000, "cuda:0").status().code(), ErrorCode::invalid_argument);
+  }
+
   void boundedContextInRequests() {
     ModelOptions options;
     options.max_context = 64;

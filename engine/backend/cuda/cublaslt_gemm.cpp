@@ -64,8 +64,6 @@ const LtApi* lt_api(std::string* problem) {
   return &api;
 }
 
-constexpr std::size_t kWorkspaceBytes = 32u << 20;
-
 Status lt_status(cublasStatus_t s, const std::string& what) {
   if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
   return error(ErrorCode::device_error, what + ": cuBLASLt status " + std::to_string(static_cast<int>(s)));
@@ -104,8 +102,8 @@ Result<std::unique_ptr<LtGemm>> LtGemm::create(MemoryLedger* ledger) {
   std::unique_ptr<LtGemm> gemm(new LtGemm());
   gemm->api_ = api;
   DAY0_LT_RETURN_IF_ERROR(api->create(&gemm->handle_), "creating the cuBLASLt handle");
-  DAY0_ASSIGN_OR_RETURN(gemm->workspace_, DeviceBuffer::allocate(kWorkspaceBytes, MemoryCategory::activations, ledger,
-                                                                 "the cuBLASLt workspace"));
+  DAY0_ASSIGN_OR_RETURN(gemm->workspace_, DeviceBuffer::allocate(kLtGemmWorkspaceBytes, MemoryCategory::activations,
+                                                                 ledger, "the cuBLASLt workspace"));
   return gemm;
 }
 
@@ -131,7 +129,7 @@ Result<LtGemm::Plan*> LtGemm::plan(std::int64_t T, std::int64_t N, std::int64_t 
       api->layout_create(&p->c, CUDA_R_32F, static_cast<std::uint64_t>(N), static_cast<std::uint64_t>(T), N), what);
   cublasLtMatmulPreference_t preference = nullptr;
   DAY0_LT_RETURN_IF_ERROR(api->pref_create(&preference), what);
-  const std::uint64_t workspace = kWorkspaceBytes;
+  const std::uint64_t workspace = kLtGemmWorkspaceBytes;
   api->pref_set(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
@@ -152,7 +150,7 @@ Status LtGemm::linear(const std::uint16_t* W, const std::uint16_t* x, float* y, 
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   DAY0_LT_RETURN_IF_ERROR(
       static_cast<const LtApi*>(api_)->matmul(handle_, p->desc, &alpha, W, p->a, x, p->b, &beta, y, p->c, y, p->c,
-                                              &p->algo, workspace_.get(), kWorkspaceBytes, stream),
+                                              &p->algo, workspace_.get(), kLtGemmWorkspaceBytes, stream),
       "running a bf16 GEMM");
   return Status::ok();
 }

@@ -16,6 +16,9 @@ struct cublasLtContext;
 
 namespace day0::cuda {
 
+// The device workspace one LtGemm holds (activations in the ledger).
+inline constexpr std::size_t kLtGemmWorkspaceBytes = 32u << 20;
+
 class LtGemm {
  public:
   LtGemm(const LtGemm&) = delete;

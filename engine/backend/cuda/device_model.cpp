@@ -59,6 +59,12 @@ Status DeviceModel::open_device() {
   return Status::ok();
 }
 
+std::uint64_t DeviceModel::step_buffer_bytes(std::int64_t vocab, std::int64_t chunk) {
+  const auto v = static_cast<std::uint64_t>(vocab), c = static_cast<std::uint64_t>(chunk);
+  return static_cast<std::uint64_t>(kLogitRowsPerPass) * v * 4 + c * 4 + 8 + 2 * k::kArgmaxMaxCtas * 4 + 4 +
+         k::sampler_workspace_bytes(vocab);
+}
+
 Status DeviceModel::allocate_step_buffers() {
   const auto A = MemoryCategory::activations;
   const std::size_t C = static_cast<std::size_t>(chunk_);

@@ -66,6 +66,8 @@ class DeviceModel : public models::LoadedModel {
     return run(base, tokens, logit_rows, logits, trace);
   }
   bool picks_on_device() const override { return true; }
+  // Bytes of the buffers the steps share (allocate_step_buffers()), for the memory plan.
+  static std::uint64_t step_buffer_bytes(std::int64_t vocab, std::int64_t chunk);
   Status begin_picking(const Sampling& sampling, std::span<const std::int32_t> seen) override;
   Result<std::int32_t> forward_pick(models::SessionState& base, std::span<const std::int32_t> tokens) override {
     DAY0_RETURN_IF_ERROR(run(base, tokens, 1, nullptr, nullptr, true));

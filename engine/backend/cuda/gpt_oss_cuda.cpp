@@ -22,6 +22,7 @@
 #include "elementwise.h"
 #include "formats/float_formats.h"
 #include "gemv_bf16.h"
+#include "limits/memory_plan.h"
 #include "models/gpt_oss_manifest.h"
 #include "moe_gemm.h"
 #include "moe_routing.h"
@@ -76,6 +77,9 @@ class GptOssSession final : public DeviceSession {
   Status reserve(std::int64_t positions, cudaStream_t stream) override {
     if (positions <= capacity_) return Status::ok();
     std::int64_t cap = std::max({positions, 2 * capacity_, kKvGrain});
+    // Past half the context, the whole of it: growing then never holds more than 1.5 contexts of
+    // cache at once (the old buffer and the new), which the memory plan counts.
+    if (2 * cap > s_.max_positions) cap = s_.max_positions;
     cap = std::min(cap, s_.max_positions);
     cap = (cap + kKvGrain - 1) / kKvGrain * kKvGrain;
     const std::size_t row = static_cast<std::size_t>(s_.kv_dim()) * 2;
@@ -126,6 +130,16 @@ class GptOssCuda final : public DeviceModel {
 #endif
   }
   Status init(const std::shared_ptr<const io::Checkpoint>& checkpoint);
+
+  // The program's activation and workspace buffers, one row each: init() allocates them and
+  // the memory plan adds them up, from the same table.
+  struct BufferSpec {
+    DeviceBuffer GptOssCuda::*member;
+    std::size_t bytes;
+    MemoryCategory category;
+    const char* what;
+  };
+  static std::vector<BufferSpec> buffers(const Shape& s, std::int64_t chunk, bool fp8);
 
   std::int64_t hidden_size() const override { return s_.hidden; }
   std::unique_ptr<SessionState> new_state() const override {
@@ -297,53 +311,11 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   uploader_.reset();
   const auto t_upload = Clock::now();
 
-  // Activations, sized for one prefill pass.
-  const auto A = MemoryCategory::activations;
-  const std::size_t C = static_cast<std::size_t>(chunk_), Hs = static_cast<std::size_t>(H),
-                    K = static_cast<std::size_t>(s_.top_k), pairs = C * K;
-  DAY0_RETURN_IF_ERROR(alloc(C * Hs * 4, &x_, A, "the residual stream"));
-  DAY0_RETURN_IF_ERROR(alloc(C * Hs * 2, &hb_, A, "normed activations"));
-  DAY0_RETURN_IF_ERROR(alloc(C * Hs * 4, &hf_, A, "normed activations"));
-  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>((s_.q_dim() + 2 * s_.kv_dim())) * 4, &qkv_, A, "q, k, v"));
-  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.q_dim()) * 2, &q_, A, "rotated queries"));
-  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(s_.q_dim()) * 2, &attn_, A, "attention outputs"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(s_.q_dim()) * 4, &attn_f32_, A, "attention outputs"));
-  DAY0_RETURN_IF_ERROR(alloc(C * static_cast<std::size_t>(E) * 4, &router_logits_, A, "router logits"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_ids_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &topk_w_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(k::attention_decode_partial_floats(
-                                 static_cast<int>(s_.heads), static_cast<int>(s_.head_dim), kDecodeSplits)) *
-                                 4,
-                             &partial_, A, "attention partials"));
+  // Activations for one prefill pass and the shared expert workspace.
   max_slots_ = std::min<std::int64_t>(E, chunk_ * s_.top_k);
   max_tiles_ = k::moe_max_tiles(chunk_ * s_.top_k, E, k::kMoeGemmTileRows);
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(E) * 4, &counts_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &sorted_pair_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * 4, &row_of_pair_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_slots_) * 4, &active_experts_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_slots_ + 1) * 4, &slot_offsets_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(4, &active_count_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_tiles_) * 4, &tile_slot_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(max_tiles_) * 4, &tile_row_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(4, &tile_count_, A, "routes"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * Hs * 2, &xs_, A, "expert inputs"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * static_cast<std::size_t>(I) * 2, &act_, A, "expert activations"));
-  DAY0_RETURN_IF_ERROR(alloc(pairs * Hs * 4, &ys_, A, "expert outputs"));
-  DAY0_RETURN_IF_ERROR(alloc(Hs / 32 * k::kSplitInt8BlockBytes, &xq_decode_, A, "expert inputs"));
-  DAY0_RETURN_IF_ERROR(alloc(Hs / 32 * 4, &xscale_decode_, A, "expert inputs"));
-  DAY0_RETURN_IF_ERROR(
-      alloc(K * static_cast<std::size_t>(I) / 32 * k::kSplitInt8BlockBytes, &actq_decode_, A, "expert activations"));
-  DAY0_RETURN_IF_ERROR(alloc(K * static_cast<std::size_t>(I) / 32 * 4, &acts_decode_, A, "expert activations"));
-
-  // The shared expert workspace: one layer's routed experts, one matrix kind at a time.
-  const std::size_t values = static_cast<std::size_t>(max_slots_) * static_cast<std::size_t>(2 * I * H);
-  if (fp8_) {
-    DAY0_RETURN_IF_ERROR(alloc(values, &workspace_, MemoryCategory::fp8_workspace, "the FP8 expert workspace"));
-    DAY0_RETURN_IF_ERROR(
-        alloc(values / 32 * 2, &workspace_exp_, MemoryCategory::fp8_workspace, "the FP8 workspace's block exponents"));
-  } else {
-    DAY0_RETURN_IF_ERROR(alloc(values * 2, &workspace_, MemoryCategory::fp8_workspace, "the bf16 expert workspace"));
-  }
+  for (const BufferSpec& b : buffers(s_, chunk_, fp8_))
+    DAY0_RETURN_IF_ERROR(alloc(b.bytes, &(this->*b.member), b.category, b.what));
   DAY0_RETURN_IF_ERROR(allocate_step_buffers());
   DAY0_LOG_INFO("gpt-oss on cuda:{}: weights {:.2f} GiB, experts {:.2f} GiB, {} workspace {:.1f} MiB ({} experts)",
                 device_, ledger_->bytes(MemoryCategory::weights) / 1073741824.0,
@@ -629,6 +601,56 @@ Status GptOssCuda::record_decode(GptOssSession& st) {
   return Status::ok();
 }
 
+std::vector<GptOssCuda::BufferSpec> GptOssCuda::buffers(const Shape& s, std::int64_t chunk, bool fp8) {
+  const auto A = MemoryCategory::activations, W = MemoryCategory::fp8_workspace;
+  const std::size_t C = static_cast<std::size_t>(chunk), H = static_cast<std::size_t>(s.hidden),
+                    I = static_cast<std::size_t>(s.inter), E = static_cast<std::size_t>(s.experts),
+                    K = static_cast<std::size_t>(s.top_k), pairs = C * K, q = static_cast<std::size_t>(s.q_dim()),
+                    qkv = q + 2 * static_cast<std::size_t>(s.kv_dim());
+  const auto slots = static_cast<std::size_t>(std::min<std::int64_t>(s.experts, chunk * s.top_k));
+  const auto tiles = static_cast<std::size_t>(k::moe_max_tiles(chunk * s.top_k, s.experts, k::kMoeGemmTileRows));
+  const auto partials = static_cast<std::size_t>(
+      k::attention_decode_partial_floats(static_cast<int>(s.heads), static_cast<int>(s.head_dim), kDecodeSplits));
+  // The shared expert workspace: one layer's routed experts, one matrix kind at a time.
+  const std::size_t values = slots * 2 * I * H;
+  std::vector<BufferSpec> b{
+      {&GptOssCuda::x_, C * H * 4, A, "the residual stream"},
+      {&GptOssCuda::hb_, C * H * 2, A, "normed activations"},
+      {&GptOssCuda::hf_, C * H * 4, A, "normed activations"},
+      {&GptOssCuda::qkv_, C * qkv * 4, A, "q, k, v"},
+      {&GptOssCuda::q_, C * q * 2, A, "rotated queries"},
+      {&GptOssCuda::attn_, C * q * 2, A, "attention outputs"},
+      {&GptOssCuda::attn_f32_, q * 4, A, "attention outputs"},
+      {&GptOssCuda::router_logits_, C * E * 4, A, "router logits"},
+      {&GptOssCuda::topk_ids_, pairs * 4, A, "routes"},
+      {&GptOssCuda::topk_w_, pairs * 4, A, "routes"},
+      {&GptOssCuda::partial_, partials * 4, A, "attention partials"},
+      {&GptOssCuda::counts_, E * 4, A, "routes"},
+      {&GptOssCuda::sorted_pair_, pairs * 4, A, "routes"},
+      {&GptOssCuda::row_of_pair_, pairs * 4, A, "routes"},
+      {&GptOssCuda::active_experts_, slots * 4, A, "routes"},
+      {&GptOssCuda::slot_offsets_, (slots + 1) * 4, A, "routes"},
+      {&GptOssCuda::active_count_, 4, A, "routes"},
+      {&GptOssCuda::tile_slot_, tiles * 4, A, "routes"},
+      {&GptOssCuda::tile_row_, tiles * 4, A, "routes"},
+      {&GptOssCuda::tile_count_, 4, A, "routes"},
+      {&GptOssCuda::xs_, pairs * H * 2, A, "expert inputs"},
+      {&GptOssCuda::act_, pairs * I * 2, A, "expert activations"},
+      {&GptOssCuda::ys_, pairs * H * 4, A, "expert outputs"},
+      {&GptOssCuda::xq_decode_, H / 32 * k::kSplitInt8BlockBytes, A, "expert inputs"},
+      {&GptOssCuda::xscale_decode_, H / 32 * 4, A, "expert inputs"},
+      {&GptOssCuda::actq_decode_, K * I / 32 * k::kSplitInt8BlockBytes, A, "expert activations"},
+      {&GptOssCuda::acts_decode_, K * I / 32 * 4, A, "expert activations"},
+  };
+  if (fp8) {
+    b.push_back({&GptOssCuda::workspace_, values, W, "the FP8 expert workspace"});
+    b.push_back({&GptOssCuda::workspace_exp_, values / 32 * 2, W, "the FP8 workspace's block exponents"});
+  } else {
+    b.push_back({&GptOssCuda::workspace_, values * 2, W, "the bf16 expert workspace"});
+  }
+  return b;
+}
+
 Status GptOssCuda::pass_logits(std::int64_t first_row, std::int64_t rows) {
   const std::uint16_t* head = s_.tied ? embed_.as<std::uint16_t>() : lm_head_.as<std::uint16_t>();
   return gemm_->linear(head, hb_.as<std::uint16_t>() + first_row * s_.hidden, logits_.as<float>(), rows, s_.vocab,
@@ -644,6 +666,30 @@ std::uint64_t gpt_oss_expert_workspace_bytes(std::int64_t experts, std::int64_t 
   return fp8 ? values + values / 32 * 2 : values * 2;
 }
 
+Result<limits::DeviceFootprint> gpt_oss_device_footprint(const io::ModelConfig& config, bool fp8) {
+  DAY0_ASSIGN_OR_RETURN(const Shape s, read_shape(config));
+  using u = std::uint64_t;
+  const u H = static_cast<u>(s.hidden), I = static_cast<u>(s.inter), E = static_cast<u>(s.experts),
+          V = static_cast<u>(s.vocab), L = static_cast<u>(s.layers), q = static_cast<u>(s.q_dim()),
+          kv = static_cast<u>(s.kv_dim()), heads = static_cast<u>(s.heads);
+  // As init() uploads them: bf16 matrices and norms, fp32 biases and sinks, MXFP4 experts as
+  // stored (16 bytes of codes and 1 scale byte per 32 values), fp32 expert biases.
+  const u dense = V * H * 2 * (s.tied ? 1 : 2) + H * 2 + static_cast<u>(s.head_dim / 2) * 4 +
+                  L * (2 * H * 2 + (q + 2 * kv) * H * 2 + H * q * 2 + E * H * 2 + (q + 2 * kv + H + heads + E) * 4);
+  const u experts = L * (E * 2 * I * H / 32 * 17 + E * H * I / 32 * 17 + E * (2 * I + H) * 4);
+  limits::DeviceFootprint f;
+  f.weights = dense + experts;
+  f.workspace = DeviceModel::step_buffer_bytes(s.vocab, kGptOssPrefillChunk) + kLtGemmWorkspaceBytes;
+  for (const auto& b : GptOssCuda::buffers(s, kGptOssPrefillChunk, fp8)) f.workspace += b.bytes;
+  const u per_position = L * 2 * kv * 2;  // bf16 keys and values of every layer
+  f.state_bytes = [per_position](std::int64_t context) {
+    const auto c = static_cast<u>((std::max<std::int64_t>(context, 1) + kKvGrain - 1) / kKvGrain * kKvGrain);
+    return per_position * (c + c / 2 + static_cast<u>(kKvGrain));
+  };
+  f.max_context = s.max_positions;
+  return f;
+}
+
 Result<std::unique_ptr<models::LoadedModel>> load_gpt_oss(const io::ModelConfig& config,
                                                           std::shared_ptr<const io::Checkpoint> checkpoint,
                                                           ThreadPool& /*pool*/, const models::LoadOptions& options) {
@@ -654,6 +700,8 @@ Result<std::unique_ptr<models::LoadedModel>> load_gpt_oss(const io::ModelConfig&
   cudaDeviceProp prop{};
   DAY0_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device), "querying GPU " + std::to_string(device));
   const bool fp8 = prop.major * 10 + prop.minor >= 89 && !options.bf16_workspace;
+  // The context the memory plan granted (LoadOptions::max_context) bounds the caches.
+  if (options.max_context > 0) s.max_positions = std::min(s.max_positions, options.max_context);
   auto model = std::make_unique<GptOssCuda>(std::move(s), std::move(rope), device, fp8);
   DAY0_RETURN_IF_ERROR(model->init(checkpoint));
   return std::unique_ptr<models::LoadedModel>(std::move(model));

@@ -11,6 +11,7 @@
 #include "day0/status.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "limits/memory_plan.h"
 #include "models/loaded_model.h"
 
 namespace day0::cuda {
@@ -23,6 +24,10 @@ inline constexpr std::int64_t kGptOssPrefillChunk = 2048;
 // per 32 values (FP8) or 2 bytes per value (bf16). The number of layers plays no part.
 std::uint64_t gpt_oss_expert_workspace_bytes(std::int64_t experts, std::int64_t top_k, std::int64_t hidden,
                                              std::int64_t inter, std::int64_t chunk, bool fp8);
+
+// What the GPU program will hold for this config (fp8: the FP8 workspace, else bf16), for the
+// memory plan made before loading and shown by `inspect`.
+Result<limits::DeviceFootprint> gpt_oss_device_footprint(const io::ModelConfig& config, bool fp8);
 
 Result<std::unique_ptr<models::LoadedModel>> load_gpt_oss(const io::ModelConfig& config,
                                                           std::shared_ptr<const io::Checkpoint> checkpoint,

@@ -49,12 +49,29 @@ struct ModelInfo {
   std::int64_t shared_experts = 0;
   bool has_vision = false;
 
+  // The GPU memory plan's inputs (builds with the GPU backend, families with a GPU path; 0
+  // otherwise): what the GPU holds besides the caches (weights as it keeps them, workspaces),
+  // and the caches for the model's whole context, growth included.
+  std::uint64_t gpu_weight_bytes = 0;
+  std::uint64_t gpu_workspace_bytes = 0;
+  std::uint64_t gpu_context_cache_bytes = 0;
+  std::int64_t max_context = 0;
+
   std::string expert_format;  // "MXFP4", "BF16", "FP8 E4M3", ... or "none" for dense models
   std::vector<TensorGroupInfo> groups;
   std::vector<std::string> warnings;  // disagreements between tensors and config, index issues
 };
 
 Result<ModelInfo> inspect_model(const std::filesystem::path& dir);
+
+// What loading on a GPU with `free_bytes` free will plan: the longest context that fits (up to
+// the model's) and the bytes then held. out_of_memory says what does not fit; unsupported where
+// the model has no GPU path in this build. fp8: the GPU has FP8 tensor cores (sm_89 and newer).
+struct GpuFit {
+  std::int64_t context = 0;
+  std::uint64_t needed = 0;
+};
+Result<GpuFit> plan_gpu_fit(const std::filesystem::path& dir, std::uint64_t free_bytes, bool fp8 = true);
 // Human-readable report (what `day0-cli inspect` prints).
 std::string format_model_info(const ModelInfo& info);
 // The same as JSON (what `day0-cli inspect --json` prints).
