@@ -30,7 +30,7 @@ int run_bench(const std::vector<std::string>& argv) {
   if (!args || args->flag("help") || !args->option("model")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli bench: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli bench --model DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N]\n"
+                 "usage: day0-cli bench [--model] DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N]\n"
                  "                      [--device cpu|cuda] [--hbm-gbps 4320] [--warmup 1]\n"
                  "  Prefills a random prompt and decodes greedily; prints time to first token, prefill and\n"
                  "  decode tokens/s, inter-token latency p50/p99 and memory (on a GPU: its split and the\n"
@@ -90,7 +90,7 @@ int run_bench(const std::vector<std::string>& argv) {
   });
   handle->wait();
   if (last.kind == Event::Kind::error) {
-    std::fprintf(stderr, "day0-cli bench: %s\n", last.status.message().c_str());
+    std::fprintf(stderr, "day0-cli bench: %s\n", plain_message(last.status.message()).c_str());
     return 1;
   }
   std::vector<double> gaps;
