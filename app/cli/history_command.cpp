@@ -11,6 +11,7 @@
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "cli/line_editor.h"
 #include "day0/paths.h"
 #include "storage/file_util.h"
 #include "storage/history_store.h"
@@ -60,7 +61,17 @@ int fail(const StoreError& e) {
   return 1;
 }
 
-void print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+// On a terminal, control characters in stored messages are shown, not obeyed.
+void print(std::string_view text) {
+  static const bool terminal = isatty(STDOUT_FILENO) != 0;
+  std::string safe;
+  if (terminal) {
+    TerminalSanitizer sanitizer;
+    safe = sanitizer.filter(text) + sanitizer.flush();
+    text = safe;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
 
 std::string local_time(std::int64_t ms) {
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "cli/model_args.h"
 #include "day0/chat.h"
 #include "day0/engine.h"
+#include "day0/model_info.h"
 #include "server/openai_server.h"
 
 namespace day0::cli {
@@ -20,7 +22,7 @@ namespace {
 
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
-               "usage: day0-cli serve --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
+               "usage: day0-cli serve [--model] DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
                "                      [--model-name NAME] [--device cpu|cuda] [--threads N]\n"
                "                      [--max-body-mb 32] [--max-queue 64]\n"
                "  Serves DIR over the OpenAI API: GET /v1/models, POST /v1/chat/completions (streaming\n"
@@ -87,9 +89,14 @@ int run_serve(const std::vector<std::string>& argv) {
   // A client that hangs up shows as a failed write (and cancels its generation), not a signal.
   signal(SIGPIPE, SIG_IGN);
 
+  // The folder and its config.json first, with the messages inspect gives, then the tokenizer.
+  if (auto info = inspect_model(dir); !info) {
+    std::fprintf(stderr, "day0-cli serve: %s\n", plain_message(info.status().message()).c_str());
+    return 1;
+  }
   auto formatter = ChatFormatter::load(dir);
   if (!formatter) {
-    std::fprintf(stderr, "day0-cli serve: %s\n", formatter.status().message().c_str());
+    std::fprintf(stderr, "day0-cli serve: %s\n", plain_message(formatter.status().message()).c_str());
     return 1;
   }
   int exit_code = 0;
@@ -98,7 +105,7 @@ int run_serve(const std::vector<std::string>& argv) {
   server::OpenAiServer server(*opened->engine, opened->model, std::move(*formatter), options);
   const auto bound = server.bind();
   if (!bound) {
-    std::fprintf(stderr, "day0-cli serve: %s\n", bound.status().message().c_str());
+    std::fprintf(stderr, "day0-cli serve: %s\n", plain_message(bound.status().message()).c_str());
     return 1;
   }
   const bool v6 = options.host.find(':') != std::string::npos && options.host.front() != '[';

@@ -427,7 +427,8 @@ class TestOpenAiServer : public QObject {
     QVERIFY(chat.waitForFinished(30000));
     const QString out = QString::fromUtf8(chat.readAllStandardOutput());
     const QString err = QString::fromUtf8(chat.readAllStandardError());
-    QVERIFY2(chat.exitCode() == 0, qPrintable(err));
+    // A turn failed, so the piped run says so in its exit status.
+    QVERIFY2(chat.exitCode() == 1, qPrintable(err));
     QVERIFY2(out.contains("image attached"), qPrintable(out));
     QVERIFY2(err.contains("HTTP 400") && err.contains("image"), qPrintable(err));
     // The refused turn is dropped from the conversation; the next one goes through.

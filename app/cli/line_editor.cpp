@@ -1,0 +1,260 @@
+#include "cli/line_editor.h"
+
+#include <cstdio>
+#include <utility>
+
+namespace day0::cli {
+namespace {
+
+constexpr std::string_view kPasteStart = "\x1b[200~";
+constexpr std::string_view kPasteEnd = "\x1b[201~";
+// An escape sequence longer than this without its final byte is not one; its ESC is dropped.
+constexpr std::size_t kMaxEscape = 64;
+
+bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+std::string hex_escape(unsigned char c) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "\\x%02x", c);
+  return buf;
+}
+
+}  // namespace
+
+void LineEditor::start(std::string prompt) {
+  prompt_ = std::move(prompt);
+  line_.clear();
+  output_ += prompt_;
+}
+
+void LineEditor::feed(std::string_view bytes) { input_.append(bytes); }
+
+std::string LineEditor::take_output() { return std::exchange(output_, {}); }
+
+bool LineEditor::partial_escape() const { return pos_ < input_.size() && input_[pos_] == '\x1b'; }
+
+void LineEditor::drop_partial_escape() {
+  if (partial_escape() && !in_paste_) ++pos_;
+}
+
+void LineEditor::insert(std::string_view text) {
+  line_.append(text);
+  for (const char c : text) {
+    if (c == '\n')
+      output_ += "\r\n";
+    else
+      output_ += c;
+  }
+}
+
+void LineEditor::erase_last_char() {
+  if (line_.empty()) return;
+  std::size_t start = line_.size() - 1;
+  while (start > 0 && is_continuation(static_cast<unsigned char>(line_[start]))) --start;
+  const bool newline = line_[start] == '\n';
+  line_.erase(start);
+  if (!newline) {
+    output_ += "\b \b";
+    return;
+  }
+  // Back to the end of the line above: clear this one, go up and write that line again.
+  const auto nl = line_.rfind('\n');
+  output_ += "\r\x1b[K\x1b[A\r";
+  output_ += nl == std::string::npos ? prompt_ + line_ : line_.substr(nl + 1);
+}
+
+bool LineEditor::escape() {
+  const std::string_view rest = std::string_view(input_).substr(pos_);
+  if (in_paste_) {
+    if (rest.starts_with(kPasteEnd)) {
+      in_paste_ = false;
+      pos_ += kPasteEnd.size();
+      return true;
+    }
+    if (kPasteEnd.starts_with(rest)) return false;  // maybe the end marker, split across reads
+    ++pos_;                                         // an ESC inside a paste: dropped
+    return true;
+  }
+  if (rest.size() < 2) return false;
+  if (rest[1] == '[') {
+    std::size_t i = 2;
+    while (i < rest.size() && !(rest[i] >= 0x40 && rest[i] <= 0x7E)) {
+      if (i > kMaxEscape) {
+        ++pos_;
+        return true;
+      }
+      ++i;
+    }
+    if (i >= rest.size()) return false;
+    if (rest.substr(0, i + 1) == kPasteStart) in_paste_ = true;
+    pos_ += i + 1;  // other sequences (arrows, function keys, a stray paste end) are ignored
+    return true;
+  }
+  if (rest[1] == 'O') {
+    if (rest.size() < 3) return false;
+    pos_ += 3;
+    return true;
+  }
+  pos_ += rest[1] == '\x1b' ? 1 : 2;  // Alt+key is ignored
+  return true;
+}
+
+std::optional<EditorEvent> LineEditor::next() {
+  std::optional<EditorEvent> event;
+  while (!event && pos_ < input_.size()) {
+    const auto c = static_cast<unsigned char>(input_[pos_]);
+    if (c == 0x1b) {
+      if (!escape()) break;
+      continue;
+    }
+    const bool cr_lf = last_was_cr_ && c == '\n';
+    last_was_cr_ = c == '\r';
+    if (in_paste_) {
+      // A run of ordinary bytes at once; then one control byte.
+      std::size_t end = pos_;
+      while (end < input_.size()) {
+        const auto b = static_cast<unsigned char>(input_[end]);
+        if (b < 0x20 || b == 0x7f) break;
+        ++end;
+      }
+      if (end > pos_) {
+        insert(std::string_view(input_).substr(pos_, end - pos_));
+        last_was_cr_ = false;
+        pos_ = end;
+        continue;
+      }
+      ++pos_;
+      if (c == '\r' || (c == '\n' && !cr_lf))
+        insert("\n");
+      else if (c == '\t')
+        insert("\t");
+      continue;  // other control bytes in a paste are dropped
+    }
+    ++pos_;
+    if (c == '\r' || c == '\n') {
+      if (cr_lf) continue;
+      output_ += "\r\n";
+      event = EditorEvent{EditorEvent::Kind::submit, std::exchange(line_, {})};
+    } else if (c == 0x7f || c == 0x08) {
+      erase_last_char();
+    } else if (c == 0x03) {
+      output_ += "^C\r\n";
+      event = EditorEvent{EditorEvent::Kind::interrupt, std::exchange(line_, {})};
+    } else if (c == 0x04) {
+      if (line_.empty()) event = EditorEvent{EditorEvent::Kind::eof, {}};
+    } else if (c == 0x15) {  // Ctrl+U
+      output_ += line_.find('\n') == std::string::npos ? "\r\x1b[K" : "\r\n";
+      output_ += prompt_;
+      line_.clear();
+    } else if (c == '\t') {
+      insert("\t");
+    } else if (c >= 0x20) {
+      std::size_t end = pos_;
+      while (end < input_.size() && static_cast<unsigned char>(input_[end]) >= 0x20 &&
+             static_cast<unsigned char>(input_[end]) != 0x7f)
+        ++end;
+      insert(std::string_view(input_).substr(pos_ - 1, end - pos_ + 1));
+      pos_ = end;
+    }
+    // Other control keys are ignored.
+  }
+  if (pos_ == input_.size()) {
+    input_.clear();
+    pos_ = 0;
+  } else if (pos_ > 4096 && pos_ * 2 > input_.size()) {
+    input_.erase(0, pos_);
+    pos_ = 0;
+  }
+  return event;
+}
+
+void LineSplitter::feed(std::string_view bytes) {
+  if (pos_ > 0 && pos_ * 2 > buffer_.size()) {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+  }
+  buffer_.append(bytes);
+}
+
+std::optional<std::string> LineSplitter::next(bool at_eof) {
+  const auto nl = buffer_.find('\n', pos_);
+  std::string line;
+  if (nl == std::string::npos) {
+    if (!at_eof || pos_ >= buffer_.size()) return std::nullopt;
+    line = buffer_.substr(pos_);
+    pos_ = buffer_.size();
+  } else {
+    line = buffer_.substr(pos_, nl - pos_);
+    pos_ = nl + 1;
+  }
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+std::string TerminalSanitizer::filter(std::string_view text) {
+  std::string in = std::exchange(pending_, {});
+  in.append(text);
+  std::string out;
+  out.reserve(in.size());
+  std::size_t i = 0;
+  while (i < in.size()) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\n' && c != '\t') {
+        out += "\xe2\x90";  // U+2400 + c: the control pictures
+        out += static_cast<char>(0x80 + c);
+      } else if (c == 0x7f) {
+        out += "\xe2\x90\xa1";  // U+2421
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (no overlongs, no surrogates)
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool valid = n > 0;
+    std::size_t k = 1;
+    for (; valid && k < n && i + k < in.size(); ++k) {
+      const auto b = static_cast<unsigned char>(in[i + k]);
+      valid = k == 1 ? (b >= lo && b <= hi) : is_continuation(b);
+    }
+    if (valid && i + n > in.size()) {  // incomplete so far: wait for the rest
+      pending_ = in.substr(i);
+      break;
+    }
+    if (!valid) {
+      out += hex_escape(c);
+      ++i;
+      continue;
+    }
+    if (n == 2 && c == 0xC2 && static_cast<unsigned char>(in[i + 1]) <= 0x9F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(in[i + 1]));
+      out += buf;
+    } else {
+      out.append(in, i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string TerminalSanitizer::flush() {
+  std::string out;
+  for (const char c : std::exchange(pending_, {})) out += hex_escape(static_cast<unsigned char>(c));
+  return out;
+}
+
+}  // namespace day0::cli
