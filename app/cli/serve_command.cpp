@@ -24,19 +24,24 @@ int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
                "usage: day0-cli serve [--model] DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
                "                      [--model-name NAME] [--device cpu|cuda] [--threads N]\n"
-               "                      [--max-body-mb 32] [--max-queue 64]\n"
+               "                      [--max-body-mb 32] [--max-queue 64] [--cors-origin ORIGINS]\n"
                "  Serves DIR over the OpenAI API: GET /v1/models, POST /v1/chat/completions (streaming\n"
                "  or not), GET /health, GET /metrics (Prometheus). --port 0 picks a free port; the URL is\n"
                "  printed. Listening on an address other than loopback needs --api-key (clients then send\n"
-               "  'Authorization: Bearer KEY'). The model's name is the folder's name unless --model-name.\n");
+               "  'Authorization: Bearer KEY'). The model's name is the folder's name unless --model-name.\n"
+               "  --cors-origin lets browser pages on those origins call the API (a comma-separated list such\n"
+               "  as http://localhost:3000,https://chat.example; * for any); off by default.\n"
+               "  Request parameters the server does not implement (tools, response_format, logprobs, ...)\n"
+               "  are refused with a 400 that names them.\n");
   return help ? 0 : 2;
 }
 
 int run_serve(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(
-      argv, {"help"},
-      {"model", "host", "port", "api-key", "model-name", "device", "threads", "max-body-mb", "max-queue"}, &problem);
+  const auto args = Args::parse(argv, {"help"},
+                                {"model", "host", "port", "api-key", "model-name", "device", "threads", "max-body-mb",
+                                 "max-queue", "cors-origin"},
+                                &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli serve: %s\n", problem.c_str());
     return usage(false);
@@ -66,6 +71,24 @@ int run_serve(const std::vector<std::string>& argv) {
   options.port = static_cast<int>(*port);
   options.max_body_bytes = static_cast<std::size_t>(*body_mb) << 20;
   options.max_in_flight = *queue;
+  if (const auto origins = args->option("cors-origin")) {
+    std::size_t start = 0;
+    while (start <= origins->size()) {
+      const std::size_t comma = std::min(origins->find(',', start), origins->size());
+      std::string origin = origins->substr(start, comma - start);
+      while (!origin.empty() && origin.back() == ' ') origin.pop_back();
+      while (!origin.empty() && origin.front() == ' ') origin.erase(origin.begin());
+      while (!origin.empty() && origin.back() == '/') origin.pop_back();  // origins have no path
+      if (origin != "*" && origin.rfind("http://", 0) != 0 && origin.rfind("https://", 0) != 0) {
+        std::fprintf(stderr,
+                     "day0-cli serve: --cors-origin takes origins such as http://localhost:3000 (or *), not '%s'\n",
+                     origin.c_str());
+        return 2;
+      }
+      options.cors_origins.push_back(origin);
+      start = comma + 1;
+    }
+  }
   if (!server::is_loopback_host(options.host) && options.api_key.empty()) {
     std::fprintf(stderr,
                  "day0-cli serve: refusing to listen on %s without --api-key: anyone who can reach this machine could "
