@@ -131,7 +131,7 @@ class InputReader {
         // The end of the input: what was typed is sent, then the next read ends the chat.
         event = editor_.line().empty() ? EditorEvent{EditorEvent::Kind::eof, {}}
                                        : EditorEvent{EditorEvent::Kind::submit, editor_.line()};
-        std::printf("\n");
+        std::printf("\r\n");
         break;
       }
     }
@@ -539,6 +539,7 @@ int run_chat(const std::vector<std::string>& argv) {
     terminal::set_in_reply(true);
     const Event last = generate(messages, show);
     terminal::set_in_reply(false);
+    terminal::clear_interrupts();
     const int interrupts = terminal::interrupt_count() - interrupts_before;
     if (color) std::printf("%s\x1b[0m", sanitizer.flush().c_str());
     std::printf("\n");

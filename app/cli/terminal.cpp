@@ -148,6 +148,8 @@ bool wait_interrupt(int timeout_ms) {
   return false;
 }
 
+void clear_interrupts() { drain_wake(); }
+
 void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {

@@ -25,6 +25,9 @@ enum class ReadResult { data, eof, interrupted, timeout, error };
 ReadResult read_some(int fd, std::string* out, int timeout_ms = -1);
 // Waits up to timeout_ms for a SIGINT; true when one came.
 bool wait_interrupt(int timeout_ms);
+// Forgets SIGINTs not yet seen by read_some() or wait_interrupt() (one that stopped a reply
+// must not also count at the next prompt).
+void clear_interrupts();
 // Writes all of `text` to fd (retrying short writes).
 void write_all(int fd, const std::string& text);
 
