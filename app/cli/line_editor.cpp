@@ -19,6 +19,25 @@ std::string hex_escape(unsigned char c) {
   return buf;
 }
 
+// Terminal columns a code point takes: 2 for East Asian wide and emoji, 0 for combining marks.
+int columns(char32_t c) {
+  if ((c >= 0x0300 && c <= 0x036F) || (c >= 0x200B && c <= 0x200F) || (c >= 0xFE00 && c <= 0xFE0F)) return 0;
+  if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0xA4CF) ||
+      (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+      (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+      (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD))
+    return 2;
+  return 1;
+}
+
+char32_t decode(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(s[i])); };
+  if (s.size() == 2) return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+  if (s.size() == 3) return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  if (s.size() == 4) return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+  return s.empty() ? 0 : b(0);
+}
+
 }  // namespace
 
 void LineEditor::start(std::string prompt) {
@@ -52,9 +71,12 @@ void LineEditor::erase_last_char() {
   std::size_t start = line_.size() - 1;
   while (start > 0 && is_continuation(static_cast<unsigned char>(line_[start]))) --start;
   const bool newline = line_[start] == '\n';
+  const int width = newline ? 0 : columns(decode(std::string_view(line_).substr(start)));
   line_.erase(start);
   if (!newline) {
-    output_ += "\b \b";
+    // A combining mark goes with the character it marks, as it shows.
+    if (width == 0 && !line_.empty() && line_.back() != '\n') return erase_last_char();
+    for (int i = 0; i < width; ++i) output_ += "\b \b";
     return;
   }
   // Back to the end of the line above: clear this one, go up and write that line again.

@@ -67,6 +67,23 @@ class TestLineEditor : public QObject {
     QVERIFY(e.take_output().find("\b \b") != std::string::npos);
   }
 
+  void backspaceClearsAsManyColumnsAsTheCharacterTook() {
+    LineEditor e;
+    e.start("");
+    // A CJK character and an emoji take two columns, "a" one, a combining accent none.
+    auto events = run(e, {"a\xe6\xbc\xa2\xf0\x9f\x98\x80"
+                          "e\xcc\x81"});
+    QVERIFY(events.empty());
+    (void)e.take_output();
+    events = run(e, {"\x7f"});
+    QCOMPARE(e.take_output(), std::string("\b \b"));  // e and its combining accent
+    events = run(e, {"\x7f"});
+    QCOMPARE(e.take_output(), std::string("\b \b\b \b"));  // the emoji
+    events = run(e, {"\x7f"});
+    QCOMPARE(e.take_output(), std::string("\b \b\b \b"));  // the CJK character
+    QCOMPARE(e.line(), std::string("a"));
+  }
+
   void backspaceOnEmptyLineDoesNothing() {
     LineEditor e;
     e.start("> ");
