@@ -9,13 +9,17 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <httplib.h>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "app/process_runner.h"
 
@@ -214,6 +218,55 @@ class TestCliTerminal : public QObject {
     const QStringList user = user_messages(db);
     QCOMPARE(user.size(), 1);
     QCOMPARE(user[0].toStdString(), prompt);
+  }
+
+  // Control characters in a reply (here from a server that sends some) are shown as symbols on
+  // a terminal and passed through unchanged when stdout is not one.
+  void controlCharactersInRepliesAreShownOnATerminal() {
+    httplib::Server server;
+    const std::string reply =
+        "A\x1b[2JB\x07"
+        "C\xc2\x9b"
+        "D";
+    server.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"object":"list","data":[{"id":"fake","object":"model"}]})", "application/json");
+    });
+    server.Post("/v1/chat/completions", [&](const httplib::Request&, httplib::Response& res) {
+      const nlohmann::json body = {
+          {"choices",
+           {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply}}}, {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 4}, {"total_tokens", 7}}}};
+      res.set_content(body.dump(), "application/json");
+    });
+    const int port = server.bind_to_any_port("127.0.0.1");
+    QVERIFY(port > 0);
+    std::thread serving([&] { server.listen_after_bind(); });
+    const QString url = "http://127.0.0.1:" + QString::number(port) + "/v1";
+
+    {
+      PtyChild child;
+      QVERIFY(child.start({"chat", "--remote", url, "--no-history"}));
+      QVERIFY2(child.expect("", "> "), child.output.c_str());
+      QVERIFY2(child.expect("hi\r", " tokens, "), child.output.c_str());
+      QVERIFY2(child.output.find("A\xe2\x90\x9b[2JB\xe2\x90\x87"
+                                 "C\\u009bD") != std::string::npos,
+               child.output.c_str());
+      QVERIFY(child.output.find("\x1b[2J") == std::string::npos);
+      QVERIFY(child.output.find('\x07') == std::string::npos);
+      child.expect("/quit\r", "", 200);
+      QVERIFY(child.wait_exit() == 0);
+    }
+    QProcess piped;
+    piped.setProcessEnvironment(quiet_env());
+    piped.start(kCli, {"chat", "--remote", url, "--no-history"});
+    QVERIFY(piped.waitForStarted());
+    piped.write("hi\n");
+    piped.closeWriteChannel();
+    QVERIFY(piped.waitForFinished(30000));
+    QCOMPARE(piped.exitCode(), 0);
+    QVERIFY(piped.readAllStandardOutput().contains(QByteArray::fromStdString(reply)));
+    server.stop();
+    serving.join();
   }
 
   void sigtermRestoresTheTerminal() {
