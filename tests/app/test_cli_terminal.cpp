@@ -16,6 +16,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -265,6 +266,43 @@ class TestCliTerminal : public QObject {
     QVERIFY(piped.waitForFinished(30000));
     QCOMPARE(piped.exitCode(), 0);
     QVERIFY(piped.readAllStandardOutput().contains(QByteArray::fromStdString(reply)));
+    server.stop();
+    serving.join();
+  }
+
+  // Ctrl+C also stops a reply from a server that is still thinking (no byte yet): the request is
+  // hung up at once.
+  void ctrlCStopsAWaitingRemoteReply() {
+    httplib::Server server;
+    std::atomic<bool> release{false};
+    server.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"object":"list","data":[{"id":"slow","object":"model"}]})", "application/json");
+    });
+    server.Post("/v1/chat/completions", [&](const httplib::Request&, httplib::Response& res) {
+      for (int i = 0; i < 600 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      res.set_content(
+          R"({"choices":[{"index":0,"message":{"role":"assistant","content":"late"},"finish_reason":"stop"}]})",
+          "application/json");
+    });
+    const int port = server.bind_to_any_port("127.0.0.1");
+    QVERIFY(port > 0);
+    std::thread serving([&] { server.listen_after_bind(); });
+    const QString url = "http://127.0.0.1:" + QString::number(port) + "/v1";
+    {
+      PtyChild child;
+      QVERIFY(child.start({"chat", "--remote", url, "--no-history"}));
+      QVERIFY2(child.expect("", "> "), child.output.c_str());
+      QVERIFY(child.expect("hi\r", "hi\r\n"));
+      QTest::qWait(500);
+      const auto start = std::chrono::steady_clock::now();
+      QVERIFY2(child.expect("\x03", "reply stopped", 10000), child.since().c_str());
+      QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+      QVERIFY(child.output.find("late") == std::string::npos);
+      QVERIFY(child.expect("", "> "));
+      child.expect("\x03", "", 200);
+      QVERIFY(child.wait_exit() == 0);
+    }
+    release = true;
     server.stop();
     serving.join();
   }
