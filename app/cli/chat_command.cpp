@@ -135,7 +135,7 @@ class InputReader {
         break;
       }
     }
-    terminal::leave_raw();
+    terminal::enter_reply_mode();
     return *event;
   }
 

@@ -61,10 +61,13 @@ void drain_wake() {
 }  // namespace
 
 bool enter_raw(int fd) {
-  if (g_raw_fd >= 0) return true;
   struct termios t;
-  if (!isatty(fd) || tcgetattr(fd, &t) != 0) return false;
-  g_saved = t;
+  if (g_raw_fd < 0) {
+    if (!isatty(fd) || tcgetattr(fd, &t) != 0) return false;
+    g_saved = t;
+  }
+  // From the saved modes each time: after Ctrl+Z and fg the shell may have set its own.
+  t = g_saved;
   t.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO | ISIG | IEXTEN);
   t.c_iflag &= ~static_cast<tcflag_t>(IXON | ICRNL | INLCR);
   t.c_oflag &= ~static_cast<tcflag_t>(OPOST);  // the line editor writes "\r\n" itself
@@ -72,9 +75,19 @@ bool enter_raw(int fd) {
   t.c_cc[VTIME] = 0;
   if (tcsetattr(fd, TCSANOW, &t) != 0) return false;
   g_raw_fd = fd;
-  const int out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : fd;
-  write_all(out, kPasteOn);
+  write_all(isatty(STDOUT_FILENO) ? STDOUT_FILENO : fd, kPasteOn);
   return true;
+}
+
+void enter_reply_mode() {
+  const int fd = g_raw_fd;
+  if (fd < 0) return;
+  struct termios t = g_saved;
+  t.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+  t.c_iflag &= ~static_cast<tcflag_t>(ICRNL | INLCR);  // bytes as typed, for the line editor
+  t.c_cc[VMIN] = 1;
+  t.c_cc[VTIME] = 0;
+  tcsetattr(fd, TCSANOW, &t);
 }
 
 void leave_raw() { restore_now(); }

@@ -9,6 +9,10 @@ namespace day0::cli::terminal {
 // Puts the terminal on `fd` in non-canonical mode without echo and without signal keys (Ctrl+C
 // arrives as a byte), and turns bracketed paste on. False when fd is not a terminal.
 bool enter_raw(int fd);
+// While a reply is shown: Ctrl+C is a signal again and output is as usual, but what is typed or
+// pasted meanwhile is neither echoed into the reply nor cut into lines: bracketed paste stays
+// on, and the next prompt's line editor reads it as typed ahead (a paste still one message).
+void enter_reply_mode();
 // Restores the terminal as enter_raw() found it; does nothing when it is not in raw mode.
 void leave_raw();
 

@@ -18,9 +18,11 @@
 #include <QtTest>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "app/process_runner.h"
 
@@ -305,6 +307,68 @@ class TestCliTerminal : public QObject {
     release = true;
     server.stop();
     serving.join();
+  }
+
+  // What is pasted while a reply is still coming is neither echoed into it nor cut into lines:
+  // the next prompt sends it as one message.
+  void pasteDuringAReplyIsOneMessageAfterIt() {
+    httplib::Server server;
+    std::atomic<bool> release{false};
+    std::mutex mutex;
+    std::vector<std::string> received;  // the last user message of each request
+    server.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"object":"list","data":[{"id":"slow","object":"model"}]})", "application/json");
+    });
+    server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+      const auto body = nlohmann::json::parse(req.body, nullptr, false);
+      std::string text;
+      if (!body.is_discarded()) {
+        const auto& content = body["messages"].back()["content"];
+        if (content.is_string()) {
+          text = content.get<std::string>();
+        } else if (content.is_array()) {
+          for (const auto& part : content) text += part.value("text", "");
+        }
+      }
+      bool first = false;
+      {
+        std::lock_guard lock(mutex);
+        received.push_back(text);
+        first = received.size() == 1;
+      }
+      for (int i = 0; first && i < 600 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      res.set_content(
+          R"({"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]})",
+          "application/json");
+    });
+    const int port = server.bind_to_any_port("127.0.0.1");
+    QVERIFY(port > 0);
+    std::thread serving([&] { server.listen_after_bind(); });
+    const QString url = "http://127.0.0.1:" + QString::number(port) + "/v1";
+    {
+      PtyChild child;
+      QVERIFY(child.start({"chat", "--remote", url, "--no-history"}));
+      QVERIFY2(child.expect("", "> "), child.output.c_str());
+      QVERIFY(child.expect("first\r", "first\r\n"));
+      QTest::qWait(300);
+      // While the reply is awaited: no echo, no lines, but Ctrl+C is a signal.
+      struct termios t;
+      QVERIFY(tcgetattr(child.slave, &t) == 0);
+      QVERIFY((t.c_lflag & ICANON) == 0);
+      QVERIFY((t.c_lflag & ECHO) == 0);
+      QVERIFY((t.c_lflag & ISIG) != 0);
+      child.pump("\x1b[200~second\r\nline\x1b[201~\r", "", 0, 300);
+      release = true;
+      QVERIFY2(child.expect("", " tokens, "), child.since().c_str());
+      QVERIFY2(child.expect("", " tokens, "), child.since().c_str());
+      child.expect("/quit\r", "", 200);
+      QVERIFY(child.wait_exit() == 0);
+    }
+    server.stop();
+    serving.join();
+    std::string all;
+    for (const auto& r : received) all += "[" + r + "]";
+    QVERIFY2(received == (std::vector<std::string>{"first", "second\nline"}), all.c_str());
   }
 
   void sigtermRestoresTheTerminal() {
