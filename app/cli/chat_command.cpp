@@ -42,7 +42,8 @@ constexpr const char* kChatHelp =
     "  \"\"\"                a line of three quotes starts a message of several lines; another\n"
     "                     such line sends it (a paste with newlines is one message anyway)\n"
     "  //TEXT             send a message that starts with /TEXT\n"
-    "  Ctrl+C             stop the reply in progress; at the prompt, clear the line\n";
+    "  Ctrl+C             stop the reply in progress; at the prompt, clear the line\n"
+    "  Left, Right, Home, End, Backspace, Delete edit the line; Ctrl+U clears it\n";
 
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,

@@ -1,6 +1,8 @@
 #include "cli/line_editor.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <utility>
 
 namespace day0::cli {
@@ -43,6 +45,7 @@ char32_t decode(std::string_view s) {
 void LineEditor::start(std::string prompt) {
   prompt_ = std::move(prompt);
   line_.clear();
+  cursor_ = 0;
   output_ += prompt_;
 }
 
@@ -56,33 +59,120 @@ void LineEditor::drop_partial_escape() {
   if (partial_escape() && !in_paste_) ++pos_;
 }
 
+std::size_t LineEditor::segment_start() const {
+  const auto nl = line_.rfind('\n');
+  return nl == std::string::npos ? 0 : nl + 1;
+}
+
+int LineEditor::width(std::size_t from, std::size_t to) const {
+  int w = 0;
+  for (std::size_t i = from; i < to;) {
+    std::size_t n = 1;
+    while (i + n < to && is_continuation(static_cast<unsigned char>(line_[i + n]))) ++n;
+    w += columns(decode(std::string_view(line_).substr(i, n)));
+    i += n;
+  }
+  return w;
+}
+
+std::size_t LineEditor::previous_char(std::size_t at) const {
+  if (at == 0) return 0;
+  std::size_t start = at - 1;
+  while (start > 0 && is_continuation(static_cast<unsigned char>(line_[start]))) --start;
+  return start;
+}
+
+std::size_t LineEditor::next_char(std::size_t at) const {
+  if (at >= line_.size()) return line_.size();
+  std::size_t end = at + 1;
+  while (end < line_.size() && is_continuation(static_cast<unsigned char>(line_[end]))) ++end;
+  return end;
+}
+
+void LineEditor::move_left(int columns) {
+  if (columns > 0) output_ += "\x1b[" + std::to_string(columns) + "D";
+}
+
+void LineEditor::redraw_rest() {
+  output_ += line_.substr(cursor_);
+  output_ += "\x1b[K";
+  move_left(width(cursor_, line_.size()));
+}
+
 void LineEditor::insert(std::string_view text) {
-  line_.append(text);
+  line_.insert(cursor_, text);
+  cursor_ += text.size();
   for (const char c : text) {
     if (c == '\n')
       output_ += "\r\n";
     else
       output_ += c;
   }
+  if (cursor_ < line_.size()) redraw_rest();
 }
 
-void LineEditor::erase_last_char() {
-  if (line_.empty()) return;
-  std::size_t start = line_.size() - 1;
-  while (start > 0 && is_continuation(static_cast<unsigned char>(line_[start]))) --start;
+void LineEditor::erase_before_cursor() {
+  if (cursor_ == 0) return;
+  std::size_t start = previous_char(cursor_);
   const bool newline = line_[start] == '\n';
-  const int width = newline ? 0 : columns(decode(std::string_view(line_).substr(start)));
-  line_.erase(start);
-  if (!newline) {
-    // A combining mark goes with the character it marks, as it shows.
-    if (width == 0 && !line_.empty() && line_.back() != '\n') return erase_last_char();
-    for (int i = 0; i < width; ++i) output_ += "\b \b";
+  // A combining mark goes with the character it marks, as it shows.
+  while (!newline && start > 0 && width(start, cursor_) == 0 && line_[start - 1] != '\n') start = previous_char(start);
+  const int w = width(start, cursor_);
+  line_.erase(start, cursor_ - start);
+  cursor_ = start;
+  if (newline) {
+    // Back to the line above: clear this one, go up and write that line again, joined.
+    const std::size_t seg = segment_start();
+    output_ += "\r\x1b[K\x1b[A\r";
+    output_ += seg == 0 ? prompt_ + line_ : line_.substr(seg);
+    output_ += "\x1b[K";
+    move_left(width(cursor_, line_.size()));
     return;
   }
-  // Back to the end of the line above: clear this one, go up and write that line again.
-  const auto nl = line_.rfind('\n');
-  output_ += "\r\x1b[K\x1b[A\r";
-  output_ += nl == std::string::npos ? prompt_ + line_ : line_.substr(nl + 1);
+  if (cursor_ == line_.size()) {
+    for (int i = 0; i < w; ++i) output_ += "\b \b";
+    return;
+  }
+  move_left(w);
+  redraw_rest();
+}
+
+void LineEditor::erase_at_cursor() {
+  if (cursor_ >= line_.size()) return;
+  std::size_t end = next_char(cursor_);
+  while (end < line_.size() && width(end, next_char(end)) == 0 && line_[end] != '\n') end = next_char(end);
+  line_.erase(cursor_, end - cursor_);
+  redraw_rest();
+}
+
+void LineEditor::cursor_left() {
+  const std::size_t seg = segment_start();
+  if (cursor_ <= seg) return;
+  std::size_t to = previous_char(cursor_);
+  while (to > seg && width(to, cursor_) == 0) to = previous_char(to);
+  move_left(width(to, cursor_));
+  cursor_ = to;
+}
+
+void LineEditor::cursor_right() {
+  if (cursor_ >= line_.size()) return;
+  std::size_t to = next_char(cursor_);
+  while (to < line_.size() && width(to, next_char(to)) == 0) to = next_char(to);
+  const int w = width(cursor_, to);
+  if (w > 0) output_ += "\x1b[" + std::to_string(w) + "C";
+  cursor_ = to;
+}
+
+void LineEditor::cursor_home() {
+  const std::size_t seg = segment_start();
+  move_left(width(seg, cursor_));
+  cursor_ = seg;
+}
+
+void LineEditor::cursor_end() {
+  const int w = width(cursor_, line_.size());
+  if (w > 0) output_ += "\x1b[" + std::to_string(w) + "C";
+  cursor_ = line_.size();
 }
 
 bool LineEditor::escape() {
@@ -108,17 +198,30 @@ bool LineEditor::escape() {
       ++i;
     }
     if (i >= rest.size()) return false;
-    if (rest.substr(0, i + 1) == kPasteStart) in_paste_ = true;
-    pos_ += i + 1;  // other sequences (arrows, function keys, a stray paste end) are ignored
+    const std::string_view sequence = rest.substr(0, i + 1);
+    if (sequence == kPasteStart) in_paste_ = true;
+    key(sequence.substr(2));
+    pos_ += i + 1;  // other sequences (up, down, function keys, a stray paste end) are ignored
     return true;
   }
   if (rest[1] == 'O') {
     if (rest.size() < 3) return false;
+    key(rest.substr(2, 1));
     pos_ += 3;
     return true;
   }
   pos_ += rest[1] == '\x1b' ? 1 : 2;  // Alt+key is ignored
   return true;
+}
+
+void LineEditor::key(std::string_view code) {
+  // Arrows and Home/End with or without modifiers ("1;5C"), and the "~" keys.
+  const char final = code.empty() ? '\0' : code.back();
+  if (final == 'D') cursor_left();
+  if (final == 'C') cursor_right();
+  if (final == 'H' || code == "1~" || code == "7~") cursor_home();
+  if (final == 'F' || code == "4~" || code == "8~") cursor_end();
+  if (code == "3~") erase_at_cursor();
 }
 
 std::optional<EditorEvent> LineEditor::next() {
@@ -156,11 +259,13 @@ std::optional<EditorEvent> LineEditor::next() {
     if (c == '\r' || c == '\n') {
       if (cr_lf) continue;
       output_ += "\r\n";
+      cursor_ = 0;
       event = EditorEvent{EditorEvent::Kind::submit, std::exchange(line_, {})};
     } else if (c == 0x7f || c == 0x08) {
-      erase_last_char();
+      erase_before_cursor();
     } else if (c == 0x03) {
       output_ += "^C\r\n";
+      cursor_ = 0;
       event = EditorEvent{EditorEvent::Kind::interrupt, std::exchange(line_, {})};
     } else if (c == 0x04) {
       if (line_.empty()) event = EditorEvent{EditorEvent::Kind::eof, {}};
@@ -168,6 +273,11 @@ std::optional<EditorEvent> LineEditor::next() {
       output_ += line_.find('\n') == std::string::npos ? "\r\x1b[K" : "\r\n";
       output_ += prompt_;
       line_.clear();
+      cursor_ = 0;
+    } else if (c == 0x01) {  // Ctrl+A
+      cursor_home();
+    } else if (c == 0x05) {  // Ctrl+E
+      cursor_end();
     } else if (c == '\t') {
       insert("\t");
     } else if (c >= 0x20) {

@@ -4,10 +4,11 @@
 // writes the echo; tests feed byte sequences.
 //
 //   LineEditor: a small line editor for a terminal in non-canonical mode with bracketed paste
-//     (ESC[?2004h). Printable input and UTF-8 are inserted, Backspace deletes a character, Enter
-//     sends, Ctrl+U clears the line, Ctrl+C interrupts, Ctrl+D on an empty line ends. A paste
+//     (ESC[?2004h). Printable input and UTF-8 are inserted at the cursor, Backspace and Delete
+//     delete a character, Left/Right/Home/End (and Ctrl+A/Ctrl+E) move along the message's
+//     last line, Enter sends, Ctrl+U clears, Ctrl+C interrupts, Ctrl+D on an empty line ends. A paste
 //     (between ESC[200~ and ESC[201~) is inserted as it is, newlines included, so it is part of
-//     one message; CRLF and CR in a paste become LF. Other escape sequences (arrows, function
+//     one message; CRLF and CR in a paste become LF. Other escape sequences (up, down, function
 //     keys) are consumed whole, even when split across reads, and ignored.
 //   LineSplitter: whole lines from a byte stream (piped input), any length, CRLF as LF.
 //   TerminalSanitizer: generated text made safe to write to a terminal.
@@ -44,12 +45,29 @@ class LineEditor {
 
  private:
   void insert(std::string_view text);
-  void erase_last_char();
+  void erase_before_cursor();
+  void erase_at_cursor();
+  void cursor_left();
+  void cursor_right();
+  void cursor_home();
+  void cursor_end();
+  // A key's escape sequence after "ESC[" or "ESC O": "D", "1;5C", "3~".
+  void key(std::string_view code);
+  // Writes the line from the cursor on, clears what is left of the old and moves back.
+  void redraw_rest();
+  void move_left(int columns);
+  // Where the last line of the message starts (the cursor stays on it).
+  std::size_t segment_start() const;
+  // Terminal columns of line_[from, to).
+  int width(std::size_t from, std::size_t to) const;
+  std::size_t previous_char(std::size_t at) const;
+  std::size_t next_char(std::size_t at) const;
   // Handles the escape sequence at input_[pos_]; returns false when it is incomplete.
   bool escape();
 
   std::string prompt_;
   std::string line_;
+  std::size_t cursor_ = 0;  // a byte offset in line_, on its last line
   std::string input_;
   std::size_t pos_ = 0;
   std::string output_;

@@ -143,8 +143,9 @@ class TestLineEditor : public QObject {
   }
 
   void escapeSequencesAreConsumedAndIgnored() {
-    // Arrows (CSI and SS3), F5, Delete, Alt+x and a stray paste end: none of them is text.
-    const std::string bytes = "a\x1b[A\x1b[1;5C\x1bOD\x1b[15~\x1b[3~\x1bx\x1b[201~b\r";
+    // Up and down (CSI and SS3), F5, Ctrl+Right and Delete at the end, Alt+x and a stray paste
+    // end: none of them is text, none changes it.
+    const std::string bytes = "a\x1b[A\x1bOB\x1b[1;5C\x1b[15~\x1b[3~\x1bx\x1b[201~b\r";
     for (const auto& chunks : all_splits(bytes)) {
       LineEditor e;
       e.start("> ");
@@ -152,6 +153,55 @@ class TestLineEditor : public QObject {
       QCOMPARE(events.size(), std::size_t(1));
       QCOMPARE(events[0].text, std::string("ab"));
     }
+  }
+
+  void cursorKeysEditInTheMiddle() {
+    // "helo": Left, insert "l"; Home, Delete "h", insert "H"; End, "!"; Ctrl+A, Right, Backspace.
+    const std::string bytes = "helo\x1b[Dl\x1b[H\x1b[3~H\x1bOF!\x01\x1b[C\x7f\r";
+    for (const auto& chunks : all_splits(bytes)) {
+      LineEditor e;
+      e.start("> ");
+      const auto events = run(e, chunks);
+      QCOMPARE(events.size(), std::size_t(1));
+      QCOMPARE(events[0].text, std::string("ello!"));
+    }
+  }
+
+  void cursorMovesByCharactersNotBytes() {
+    LineEditor e;
+    e.start("");
+    // "a", a wide CJK character, "e" with a combining accent; Left twice lands before the CJK
+    // character (two columns back, then two more), where "X" goes.
+    auto events = run(e, {"a\xe6\xbc\xa2"
+                          "e\xcc\x81"});
+    (void)e.take_output();
+    events = run(e, {"\x1b[D"});
+    QCOMPARE(e.take_output(), std::string("\x1b[1D"));  // over e and its accent: one column
+    events = run(e, {"\x1b[D"});
+    QCOMPARE(e.take_output(), std::string("\x1b[2D"));
+    events = run(e, {"X"});
+    QCOMPARE(e.take_output(), std::string("X\xe6\xbc\xa2"
+                                          "e\xcc\x81\x1b[K\x1b[3D"));
+    events = run(e, {"\x1b[3~\r"});  // Delete takes the CJK character
+    QCOMPARE(events.size(), std::size_t(1));
+    QCOMPARE(events[0].text, std::string("aXe\xcc\x81"));
+  }
+
+  void cursorStaysOnTheLastLineOfAPaste() {
+    LineEditor e;
+    e.start("> ");
+    // Home goes to the start of the paste's last line, not into the line above.
+    const auto events = run(e, {"\x1b[200~one\ntwo\x1b[201~\x1b[H\x1b[D\x1b[D>\r"});
+    QCOMPARE(events.size(), std::size_t(1));
+    QCOMPARE(events[0].text, std::string("one\n>two"));
+  }
+
+  void backspaceAtTheStartOfALineJoinsItToTheOneAbove() {
+    LineEditor e;
+    e.start("> ");
+    const auto events = run(e, {"\x1b[200~one\ntwo\x1b[201~\x1b[H\x7f-\r"});
+    QCOMPARE(events.size(), std::size_t(1));
+    QCOMPARE(events[0].text, std::string("one-two"));
   }
 
   void loneEscapeWaitsAndCanBeDropped() {
@@ -231,7 +281,7 @@ class TestLineEditor : public QObject {
     QVERIFY(events.empty());
     QCOMPARE(e.line(), std::string("one\ntwo"));
     const auto out = e.take_output();
-    QVERIFY(out.ends_with("two\r\n\r\x1b[K\x1b[A\rtwo"));
+    QVERIFY(out.ends_with("two\r\n\r\x1b[K\x1b[A\rtwo\x1b[K"));
   }
 
   void splitterKeepsLongLinesWhole() {
