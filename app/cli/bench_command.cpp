@@ -33,7 +33,7 @@ int run_bench(const std::vector<std::string>& argv) {
   if (!args || args->flag("help") || !args->option("model")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli bench: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli bench --model DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N]\n"
+                 "usage: day0-cli bench [--model] DIR [--prompt-tokens 512] [--gen-tokens 64] [--threads N]\n"
                  "                      [--device cpu|cuda] [--hbm-gbps 4320] [--warmup 1]\n"
                  "                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
                  "                      [--repetition-penalty R] [--presence-penalty P] [--follow-up-tokens N]\n"
@@ -104,7 +104,7 @@ int run_bench(const std::vector<std::string>& argv) {
   });
   handle->wait();
   if (last.kind == Event::Kind::error) {
-    std::fprintf(stderr, "day0-cli bench: %s\n", last.status.message().c_str());
+    std::fprintf(stderr, "day0-cli bench: %s\n", plain_message(last.status.message()).c_str());
     return 1;
   }
   // A follow-up turn: the conversation so far and N new tokens, in the same session.

@@ -1,11 +1,16 @@
-// day0-cli chat: an interactive, streamed conversation in the terminal. Reads prompts line by
-// line from stdin when stdin is not a terminal. Commands: /reset, /system TEXT, /image PATH, /quit.
+// day0-cli chat: an interactive, streamed conversation in the terminal. In a terminal, input goes
+// through a small line editor (cli/line_editor.h) in non-canonical mode with bracketed paste, so
+// a long line or a paste of several lines is one message; piped, each line is one. Commands:
+// /help, /reset, /system TEXT, /image PATH, /quit; a line of """ starts a multi-line message.
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -13,9 +18,12 @@
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "cli/line_editor.h"
 #include "cli/model_args.h"
+#include "cli/terminal.h"
 #include "day0/chat.h"
 #include "day0/engine.h"
+#include "day0/model_info.h"
 #include "day0/paths.h"
 #include "remote/remote_client.h"
 #include "storage/history_store.h"
@@ -23,27 +31,124 @@
 namespace day0::cli {
 namespace {
 
+constexpr std::string_view kQuote = "\"\"\"";
+
+constexpr const char* kChatHelp =
+    "  /help              this list\n"
+    "  /system TEXT       set the system prompt and start over (/system alone removes it)\n"
+    "  /reset             start over\n"
+    "  /image PATH        attach a PNG or JPEG to the next message (models that read images)\n"
+    "  /quit              leave (also Ctrl+D on an empty line, or Ctrl+C twice)\n"
+    "  \"\"\"                a line of three quotes starts a message of several lines; another\n"
+    "                     such line sends it (a paste with newlines is one message anyway)\n"
+    "  //TEXT             send a message that starts with /TEXT\n"
+    "  Ctrl+C             stop the reply in progress; at the prompt, clear the line\n"
+    "  Left, Right, Home, End, Backspace, Delete edit the line; Ctrl+U clears it\n";
+
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
-               "usage: day0-cli chat (--model DIR | --remote URL [--api-key KEY] [--remote-model NAME])\n"
-               "                     [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
+               "usage: day0-cli chat [--model] DIR [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
-               "                     [--db PATH | --no-history]\n"
-               "  Type a message and press Enter; the reply streams back. /system TEXT sets the system\n"
-               "  prompt (and starts over), /reset starts over, /quit ends. /image PATH (PNG or JPEG; for a\n"
-               "  remote server also GIF or WebP, sent as a data URL) attaches\n"
-               "  an image to the next message (models that take images). Reads stdin line by line when\n"
-               "  it is not a terminal. The conversation is saved as it streams in the app's history\n"
-               "  database ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
+               "                     [--db PATH | --no-history] [--multiline]\n"
+               "       day0-cli chat --remote URL [--api-key KEY] [--remote-model NAME] [options above]\n"
+               "  Type a message and press Enter; the reply streams back. A paste arrives whole, newlines\n"
+               "  and all, as one message. Commands:\n%s"
+               "  When stdin is not a terminal, each line is a message (any length; \"\"\" lines group\n"
+               "  several), and the exit status is 1 when a turn failed, 130 when interrupted.\n"
+               "  --multiline: every message runs until a line of \"\"\" (or the end of the input), so a\n"
+               "  piped file is one message.\n"
+               "  The conversation is saved as it streams in the app's history database\n"
+               "  ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
                "  --remote URL talks to an OpenAI-compatible server (http://host:port or a base ending in\n"
                "  /v1) instead of a local model: --remote-model names the model (default: the first it lists),\n"
-               "  --api-key is sent as a bearer token; --top-k, --threads and --device do not apply.\n");
+               "  --api-key is sent as a bearer token; --top-k, --threads and --device do not apply.\n",
+               kChatHelp);
   return help ? 0 : 2;
 }
 
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+// "/word" or "/word rest": a command's name; nullopt for text such as "/usr/bin is..." or "//x".
+std::optional<std::string_view> command_word(std::string_view line) {
+  if (line.size() < 2 || line[0] != '/') return std::nullopt;
+  std::size_t end = 1;
+  while (end < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '-' || line[end] == '_'))
+    ++end;
+  if (end == 1 || (end < line.size() && line[end] != ' ' && line[end] != '\t')) return std::nullopt;
+  return line.substr(1, end - 1);
+}
+
+// Messages from stdin: through the line editor in a terminal (pastes whole, no length limit),
+// else whole lines of any length.
+class InputReader {
+ public:
+  explicit InputReader(bool terminal) : terminal_(terminal) {}
+
+  EditorEvent read(const std::string& prompt) {
+    if (terminal_) return read_terminal(prompt);
+    while (true) {
+      if (auto line = splitter_.next(eof_)) return {EditorEvent::Kind::submit, std::move(*line)};
+      if (eof_) return {EditorEvent::Kind::eof, {}};
+      std::string bytes;
+      switch (terminal::read_some(STDIN_FILENO, &bytes)) {
+        case terminal::ReadResult::data:
+          splitter_.feed(bytes);
+          break;
+        case terminal::ReadResult::interrupted:
+          return {EditorEvent::Kind::interrupt, {}};
+        default:
+          eof_ = true;
+      }
+    }
+  }
+
+ private:
+  EditorEvent read_terminal(const std::string& prompt) {
+    terminal::enter_raw(STDIN_FILENO);
+    editor_.start(prompt);
+    std::optional<EditorEvent> event;
+    while (true) {
+      event = editor_.next();
+      const std::string out = editor_.take_output();
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+      if (event) break;
+      std::string bytes;
+      // A lone Escape key press waits for a following byte no longer than 50 ms.
+      const auto r = terminal::read_some(STDIN_FILENO, &bytes, editor_.partial_escape() ? 50 : -1);
+      if (r == terminal::ReadResult::data) {
+        editor_.feed(bytes);
+      } else if (r == terminal::ReadResult::timeout) {
+        editor_.drop_partial_escape();
+      } else if (r == terminal::ReadResult::interrupted) {
+        event = EditorEvent{EditorEvent::Kind::interrupt, editor_.line()};
+        break;
+      } else {
+        // The end of the input: what was typed is sent, then the next read ends the chat.
+        event = editor_.line().empty() ? EditorEvent{EditorEvent::Kind::eof, {}}
+                                       : EditorEvent{EditorEvent::Kind::submit, editor_.line()};
+        std::printf("\r\n");
+        break;
+      }
+    }
+    terminal::enter_reply_mode();
+    return *event;
+  }
+
+  bool terminal_;
+  bool eof_ = false;
+  LineEditor editor_;
+  LineSplitter splitter_;
+};
+
 int run_chat(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help", "no-history"},
+  const auto args = Args::parse(argv, {"help", "no-history", "multiline"},
                                 {"model", "system", "temperature", "top-p", "top-k", "seed", "max-new-tokens",
                                  "threads", "device", "db", "remote", "api-key", "remote-model"},
                                 &problem);
@@ -94,6 +199,7 @@ int run_chat(const std::vector<std::string>& argv) {
   std::function<Event(const std::vector<ChatMessage>&, const ShowFn&)> generate;
   std::string dir;  // the model as the history records it: a folder, or a remote model's name
   std::string model_type;
+  bool accepts_images = true;  // a remote server decides for itself
   std::optional<ChatFormatter> formatter;
   std::optional<OpenedModel> opened;
   std::shared_ptr<Session> session;
@@ -103,16 +209,16 @@ int run_chat(const std::vector<std::string>& argv) {
     auto client = remote::RemoteClient::create(
         {*args->option("remote"), args->option("api-key").value_or(""), args->option("remote-model").value_or("")});
     if (!client) {
-      std::fprintf(stderr, "day0-cli chat: %s\n", client.status().message().c_str());
+      std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(client.status().message()).c_str());
       return 2;
     }
     remote_client.emplace(std::move(*client));
     if (!args->option("remote-model")) {
       auto names = remote_client->list_models();
       if (!names || names->empty()) {
-        std::fprintf(
-            stderr, "day0-cli chat: %s\n",
-            names ? "the server lists no models; name one with --remote-model" : names.status().message().c_str());
+        std::fprintf(stderr, "day0-cli chat: %s\n",
+                     names ? "the server lists no models; name one with --remote-model"
+                           : plain_message(names.status().message()).c_str());
         return 1;
       }
       remote_client = *remote::RemoteClient::create(
@@ -133,10 +239,23 @@ int run_chat(const std::vector<std::string>& argv) {
       sampling.top_p = base.sampling.top_p;
       sampling.max_tokens = base.stop.max_new_tokens;
       if (args->option("seed")) sampling.seed = base.sampling.seed;
-      auto reply = remote_client->stream_chat(list, sampling, [&](const OutputPiece& p) {
-        show({p});
-        return true;
+      // Ctrl+C (SIGINT) hangs up at once, also while the server is still prefilling.
+      const int interrupts = terminal::interrupt_count();
+      auto token = std::make_shared<remote::CancelToken>();
+      auto pending_reply = std::async(std::launch::async, [&] {
+        return remote_client->stream_chat(
+            list, sampling,
+            [&](const OutputPiece& p) {
+              show({p});
+              return true;
+            },
+            token);
       });
+      while (pending_reply.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        terminal::wait_interrupt(100);
+        if (terminal::interrupt_count() != interrupts) token->cancel();
+      }
+      auto reply = pending_reply.get();
       Event last;
       if (!reply) {
         last.kind = Event::Kind::error;
@@ -145,7 +264,9 @@ int run_chat(const std::vector<std::string>& argv) {
         return last;
       }
       last.kind = Event::Kind::done;
-      last.reason = reply->finish_reason == "length" ? DoneReason::max_tokens : DoneReason::eos;
+      last.reason = reply->finish_reason == "length"      ? DoneReason::max_tokens
+                    : reply->finish_reason == "cancelled" ? DoneReason::cancelled
+                                                          : DoneReason::eos;
       last.stats.context_tokens = std::max<std::int64_t>(0, reply->prompt_tokens);
       last.stats.generated_tokens = std::max<std::int64_t>(0, reply->completion_tokens);
       last.stats.time_to_first_token_ms = reply->time_to_first_token_ms;
@@ -154,9 +275,14 @@ int run_chat(const std::vector<std::string>& argv) {
     };
   } else {
     dir = *args->option("model");
+    // The folder and its config.json first, with the messages inspect gives, then the tokenizer.
+    if (auto info = inspect_model(dir); !info) {
+      std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(info.status().message()).c_str());
+      return 1;
+    }
     auto loaded = ChatFormatter::load(dir);
     if (!loaded) {
-      std::fprintf(stderr, "day0-cli chat: %s\n", loaded.status().message().c_str());
+      std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(loaded.status().message()).c_str());
       return 1;
     }
     formatter.emplace(std::move(*loaded));
@@ -164,6 +290,7 @@ int run_chat(const std::vector<std::string>& argv) {
     opened = open_model(*args, "chat", &exit_code);
     if (!opened) return exit_code;
     model_type = describe(*opened->model).model_type;
+    accepts_images = !describe(*opened->model).image_placeholder_ids.empty();
     session = opened->engine->new_session(opened->model);
     base.stop.extra_stop_ids = formatter->turn_end_ids();
     generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
@@ -182,6 +309,12 @@ int run_chat(const std::vector<std::string>& argv) {
         show(e.text);
         if (e.kind != Event::Kind::token) last = e;
       });
+      // Ctrl+C (SIGINT) cancels; the engine stops within one step and reports done, cancelled.
+      const int interrupts = terminal::interrupt_count();
+      while (!handle->finished()) {
+        terminal::wait_interrupt(100);
+        if (terminal::interrupt_count() != interrupts) handle->cancel();
+      }
       handle->wait();
       return last;
     };
@@ -197,7 +330,7 @@ int run_chat(const std::vector<std::string>& argv) {
     history = std::make_unique<storage::HistoryStore>(db_path);
     auto report = history->open_report().get();
     if (!report.is_ok()) {
-      std::fprintf(stderr, "day0-cli chat: %s\n", report.error().message.c_str());
+      std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(report.error().message).c_str());
       return 1;
     }
     for (const auto& notice : report.value().notices) std::fprintf(stderr, "day0-cli chat: %s\n", notice.c_str());
@@ -213,7 +346,7 @@ int run_chat(const std::vector<std::string>& argv) {
       c.model = dir;
       auto created = history->create_conversation(c).get();
       if (!created.is_ok()) {
-        std::fprintf(stderr, "day0-cli chat: %s\n", created.error().message.c_str());
+        std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(created.error().message).c_str());
         return false;
       }
       conversation_id = created.value().id;
@@ -227,7 +360,7 @@ int run_chat(const std::vector<std::string>& argv) {
     storage::NewMessage m{conversation_id, last_message_id, role, text, "", dir, std::move(attachments)};
     auto added = history->add_message(m).get();
     if (!added.is_ok()) {
-      std::fprintf(stderr, "day0-cli chat: %s\n", added.error().message.c_str());
+      std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(added.error().message).c_str());
       return false;
     }
     last_message_id = added.value().id;
@@ -236,6 +369,8 @@ int run_chat(const std::vector<std::string>& argv) {
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   const bool color = isatty(STDOUT_FILENO) != 0;
+  const bool multiline = args->flag("multiline");
+  terminal::install_signal_handlers();
   std::vector<ChatMessage> messages;
   const auto reset = [&] {
     messages.clear();
@@ -249,55 +384,114 @@ int run_chat(const std::vector<std::string>& argv) {
   };
   reset();
   if (interactive)
-    std::printf("Day0 chat with %s (%s). /system TEXT, /reset, /quit.\n", dir.c_str(), model_type.c_str());
+    std::printf("Day0 chat with %s (%s). /help lists the commands; Ctrl+C stops a reply.\n", dir.c_str(),
+                model_type.c_str());
 
+  InputReader input(interactive);
+  bool failed = false;          // a turn failed: a piped run exits with 1
+  bool last_interrupt = false;  // the last thing the user did was Ctrl+C
+  int exit_code = 0;
   std::string line;
   while (true) {
-    if (interactive) {
-      std::printf("\n> ");
-      std::fflush(stdout);
-    }
-    if (!std::getline(std::cin, line)) break;
-    if (line == "/quit" || line == "/exit") break;
-    if (line == "/reset") {
-      reset();
-      std::printf("(conversation cleared)\n");
+    if (interactive) std::printf("\n");
+    std::fflush(stdout);
+    auto event = input.read("> ");
+    if (event.kind == EditorEvent::Kind::interrupt) {
+      if (!interactive) {
+        exit_code = 130;
+        break;
+      }
+      if (last_interrupt) break;
+      last_interrupt = true;
+      if (event.text.empty()) std::printf("(Ctrl+C again, Ctrl+D or /quit to leave)\n");
       continue;
     }
-    if (line.rfind("/system", 0) == 0) {
-      system_prompt = line.size() > 8 ? line.substr(8) : "";
-      reset();
-      std::printf("(system prompt %s; conversation cleared)\n", system_prompt.empty() ? "removed" : "set");
-      continue;
-    }
-    if (line.rfind("/image ", 0) == 0) {
-      std::error_code ec;
-      const std::filesystem::path path = line.substr(7);
-      if (args->option("remote")) {
-        // Sent as a data URL; the server says whether its model reads images.
-        auto url = remote::image_data_url(path);
-        if (!url) {
-          std::printf("(%s)\n", url.status().message().c_str());
+    last_interrupt = false;
+    if (event.kind == EditorEvent::Kind::eof) break;
+    line = std::move(event.text);
+    // A line of """ starts a message of several lines, ended by another such line (or by the end
+    // of the input); with --multiline every message is read that way.
+    const bool quoted = trimmed(line) == kQuote;
+    if (quoted || (multiline && !line.starts_with("/"))) {
+      std::string text = quoted ? std::string() : line;
+      bool first = quoted;  // no line in `text` yet
+      bool cancelled = false;
+      while (true) {
+        auto more = input.read("... ");
+        if (more.kind == EditorEvent::Kind::interrupt) {
+          cancelled = true;
+          break;
+        }
+        if (more.kind == EditorEvent::Kind::eof || trimmed(more.text) == kQuote) break;
+        if (!first) text += '\n';
+        text += more.text;
+        first = false;
+      }
+      if (cancelled) {
+        if (!interactive) {
+          exit_code = 130;
+          break;
+        }
+        std::printf("(multi-line message discarded)\n");
+        continue;
+      }
+      line = std::move(text);
+      if (line.empty()) continue;
+    } else {
+      if (line == "/quit" || line == "/exit") break;
+      if (line == "/help" || line == "/?") {
+        std::printf("%s", kChatHelp);
+        continue;
+      }
+      if (line == "/reset") {
+        reset();
+        std::printf("(conversation cleared)\n");
+        continue;
+      }
+      if (line == "/system" || line.rfind("/system ", 0) == 0) {
+        system_prompt = line.size() > 8 ? line.substr(8) : "";
+        reset();
+        std::printf("(system prompt %s; conversation cleared)\n", system_prompt.empty() ? "removed" : "set");
+        continue;
+      }
+      if (line.rfind("/image ", 0) == 0) {
+        std::error_code ec;
+        const std::filesystem::path path = line.substr(7);
+        if (args->option("remote")) {
+          // Sent as a data URL; the server says whether its model reads images.
+          auto url = remote::image_data_url(path);
+          if (!url) {
+            std::printf("(%s)\n", plain_message(url.status().message()).c_str());
+            continue;
+          }
+          std::ifstream in(path, std::ios::binary);
+          std::ostringstream bytes;
+          bytes << in.rdbuf();
+          pending_attachments.push_back({url->substr(5, url->find(';') - 5), path.filename().string(), bytes.str()});
+          pending_urls.push_back(std::move(*url));
+          std::printf("(image attached to the next message)\n");
           continue;
         }
-        std::ifstream in(path, std::ios::binary);
-        std::ostringstream bytes;
-        bytes << in.rdbuf();
-        pending_attachments.push_back({url->substr(5, url->find(';') - 5), path.filename().string(), bytes.str()});
-        pending_urls.push_back(std::move(*url));
+        if (!accepts_images) {
+          std::printf("(%s reads text only; /image is for models that take images)\n", model_type.c_str());
+          continue;
+        }
+        if (!std::filesystem::is_regular_file(path, ec)) {
+          std::printf("(no such image file: %s)\n", path.c_str());
+          continue;
+        }
+        images.push_back(path);
+        ++pending;
         std::printf("(image attached to the next message)\n");
         continue;
       }
-      if (!std::filesystem::is_regular_file(path, ec)) {
-        std::printf("(no such image file)\n");
+      if (line.empty()) continue;
+      if (const auto word = command_word(line)) {
+        std::printf("unknown command /%s; /help lists them\n", std::string(*word).c_str());
         continue;
       }
-      images.push_back(path);
-      ++pending;
-      std::printf("(image attached to the next message)\n");
-      continue;
+      if (line.starts_with("//")) line.erase(0, 1);
     }
-    if (line.empty()) continue;
     // Each attached image as the model's image markers before the text (GLM: begin, image, end).
     for (; pending > 0; --pending) line = "<|begin_of_image|><|image|><|end_of_image|>" + line;
     messages.push_back({"user", line, ""});
@@ -307,12 +501,13 @@ int run_chat(const std::vector<std::string>& argv) {
     if (history) {
       auto begun = history->begin_reply({conversation_id, last_message_id, dir}).get();
       if (!begun.is_ok()) {
-        std::fprintf(stderr, "day0-cli chat: %s\n", begun.error().message.c_str());
+        std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(begun.error().message).c_str());
         return 1;
       }
       reply_id = begun.value().id;
     }
     ChatMessage reply{"assistant", "", ""};
+    TerminalSanitizer sanitizer;
     OutputChannel shown = OutputChannel::answer;
     bool any = false;
     const auto show = [&](const std::vector<OutputPiece>& pieces) {
@@ -335,12 +530,19 @@ int run_chat(const std::vector<std::string>& argv) {
           shown = p.channel;
           any = true;
         }
-        std::fwrite(p.text.data(), 1, p.text.size(), stdout);
+        // On a terminal, control characters in the reply are shown, not obeyed.
+        const std::string text = color ? sanitizer.filter(p.text) : p.text;
+        std::fwrite(text.data(), 1, text.size(), stdout);
       }
       std::fflush(stdout);
     };
+    const int interrupts_before = terminal::interrupt_count();
+    terminal::set_in_reply(true);
     const Event last = generate(messages, show);
-    if (color) std::printf("\x1b[0m");
+    terminal::set_in_reply(false);
+    terminal::clear_interrupts();
+    const int interrupts = terminal::interrupt_count() - interrupts_before;
+    if (color) std::printf("%s\x1b[0m", sanitizer.flush().c_str());
     std::printf("\n");
     if (reply_id) {
       storage::ReplyEnd end;
@@ -353,21 +555,36 @@ int run_chat(const std::vector<std::string>& argv) {
       end.stats.ttft_ms = last.stats.time_to_first_token_ms;
       end.stats.tokens_per_second = last.stats.decode_tokens_per_second;
       auto finished = history->finish_reply(*reply_id, end).get();
-      if (!finished.is_ok()) std::fprintf(stderr, "day0-cli chat: %s\n", finished.error().message.c_str());
+      if (!finished.is_ok())
+        std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(finished.error().message).c_str());
       last_message_id = *reply_id;
     }
     if (last.kind == Event::Kind::error) {
-      std::fprintf(stderr, "day0-cli chat: %s\n", last.status.message().c_str());
+      std::fprintf(stderr, "day0-cli chat: %s\n", plain_message(last.status.message()).c_str());
       remote_images.erase(messages.size() - 1);
       messages.pop_back();
-      continue;
+      failed = true;
+    } else {
+      std::fprintf(stderr, "[%lld tokens, %s, %.1f tok/s, first token %.0f ms]\n",
+                   static_cast<long long>(last.stats.generated_tokens), done_reason_name(last.reason),
+                   last.stats.decode_tokens_per_second, last.stats.time_to_first_token_ms);
+      messages.push_back(reply);
     }
-    std::fprintf(stderr, "[%lld tokens, %s, %.1f tok/s, first token %.0f ms]\n",
-                 static_cast<long long>(last.stats.generated_tokens), done_reason_name(last.reason),
-                 last.stats.decode_tokens_per_second, last.stats.time_to_first_token_ms);
-    messages.push_back(reply);
+    if (interrupts > 0) {
+      // Piped: Ctrl+C ends the run. In a terminal it stops the reply; twice quits.
+      if (!interactive) {
+        exit_code = 130;
+        break;
+      }
+      if (interrupts > 1) break;
+      std::printf("(reply stopped; Ctrl+C again to leave)\n");
+      last_interrupt = true;
+    }
   }
-  return 0;
+  terminal::leave_raw();
+  std::fflush(stdout);
+  if (exit_code != 0) return exit_code;
+  return failed && !interactive ? 1 : 0;
 }
 
 const Registration kRegistration{"chat", &run_chat, "hold a streamed conversation with a model"};

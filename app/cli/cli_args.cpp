@@ -17,12 +17,19 @@ std::optional<Args> Args::parse_impl(const std::vector<std::string>& argv, const
   Args args;
   for (std::size_t i = 0; i < argv.size(); ++i) {
     std::string arg = argv[i];
+    if (arg == "-h" && flags.contains("help")) arg = "--help";
+    // Commands that take a model take its folder as a word too: `chat DIR` is `chat --model DIR`.
+    if (!words && arg.rfind("-", 0) != 0 && options.contains("model") && !args.options_.contains("model")) {
+      args.options_["model"] = arg;
+      continue;
+    }
     if (words && (arg.rfind("--", 0) != 0 || arg == "--")) {
       args.words_.push_back(arg);
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
-      *error = "unexpected argument '" + arg + "'";
+      *error = arg.rfind("-", 0) == 0 && arg.size() > 1 ? "unknown option " + arg + " (options start with --)"
+                                                        : "unexpected argument '" + arg + "'";
       return std::nullopt;
     }
     std::optional<std::string> inline_value;
@@ -41,6 +48,10 @@ std::optional<Args> Args::parse_impl(const std::vector<std::string>& argv, const
       if (inline_value) {
         args.options_[name] = *inline_value;
       } else if (i + 1 < argv.size()) {
+        if (name == "model" && args.options_.contains("model")) {
+          *error = "the model is given twice ('" + args.options_["model"] + "' and '" + argv[i + 1] + "')";
+          return std::nullopt;
+        }
         args.options_[name] = argv[++i];
       } else {
         *error = "--" + name + " needs a value";

@@ -1,5 +1,6 @@
 #pragma once
-// A small argument reader for day0-cli subcommands: --flag, --key VALUE, --key=VALUE.
+// A small argument reader for day0-cli subcommands: --flag, --key VALUE, --key=VALUE; -h is
+// --help, and where "model" is an option a bare word is the model folder (`chat DIR`).
 #include <map>
 #include <optional>
 #include <set>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <regex>
 
 namespace day0::cli {
 namespace {
@@ -12,6 +13,15 @@ std::vector<Command>& registry() {
 }  // namespace
 
 const std::vector<Command>& commands() { return registry(); }
+
+std::string plain_message(const std::string& message) {
+  static const std::regex kJsonCode(R"(\[json\.exception\.[a-z_]+\.\d+\] )");
+  static const std::regex kParseError(R"(parse error( at (line \d+, column \d+))?: syntax error while parsing \w+ - )");
+  std::string out = std::regex_replace(message, kJsonCode, "");
+  out = std::regex_replace(out, kParseError, "$2: ");
+  out = std::regex_replace(out, std::regex(R"(\(: )"), "(");
+  return out;
+}
 
 Registration::Registration(const char* name, CommandFn run, const char* summary) {
   auto& r = registry();

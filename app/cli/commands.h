@@ -18,6 +18,11 @@ struct Command {
 // Commands in name order.
 const std::vector<Command>& commands();
 
+// A message from a library as a person should read it: JSON parser codes such as
+// "[json.exception.parse_error.101] parse error at line 2, column 1: syntax error while parsing
+// value - " are reduced to "line 2, column 1: ".
+std::string plain_message(const std::string& message);
+
 struct Registration {
   Registration(const char* name, CommandFn run, const char* summary);
 };

@@ -1,9 +1,12 @@
 // day0-cli docs: folders as knowledge from the command line: index a folder into the
 // knowledge index (SQLite FTS5), search it, list and remove folders.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
@@ -21,9 +24,10 @@ constexpr const char* kUsage =
     "  index FOLDER                       adds FOLDER and brings its index up to date (only changed\n"
     "                                     files are read again); prints skipped files and a summary\n"
     "  search QUESTION... [--top N] [--folder FOLDER]\n"
-    "                                     the best passages, one per line, best first:\n"
+    "                                     the best passages, best first: a line\n"
     "                                     PATH:FIRST_LINE-LAST_LINE SCORE (PATH relative to the folder\n"
-    "                                     when one folder is searched, absolute otherwise)\n"
+    "                                     when one folder is searched, absolute otherwise), then the\n"
+    "                                     passage's words around the question's, indented by 4 spaces\n"
     "  folders                            the indexed folders with their files and chunks\n"
     "  remove FOLDER                      drops FOLDER from the index (the files are not touched)\n"
     "The index is $XDG_DATA_HOME/day0/knowledge.db (~/.local/share/day0/knowledge.db) unless\n"
@@ -53,7 +57,7 @@ int usage_error(const std::string& problem) {
 }
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "day0-cli docs: %s\n", message.c_str());
+  std::fprintf(stderr, "day0-cli docs: %s\n", plain_message(message).c_str());
   return 1;
 }
 
@@ -72,6 +76,68 @@ std::string usage_problem(const Options& o, int* top) {
     *top = static_cast<int>(v);
   }
   return "";
+}
+
+// About 160 bytes of the passage on one line, where most of the question's words (whole words of
+// three or more letters, any case) are.
+std::string snippet(const std::string& text, const std::string& question) {
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || (c & 0x80); };
+  const std::string haystack = lower(text);
+  std::vector<std::string> words;
+  std::string word;
+  for (std::size_t i = 0; i <= question.size(); ++i) {
+    if (i < question.size() && word_char(question[i])) {
+      word += question[i];
+      continue;
+    }
+    if (word.size() >= 3) words.push_back(lower(word));
+    word.clear();
+  }
+  // Every whole-word occurrence: (offset, which word).
+  std::vector<std::pair<std::size_t, std::size_t>> found;
+  for (std::size_t w = 0; w < words.size(); ++w)
+    for (auto at = haystack.find(words[w]); at != std::string::npos; at = haystack.find(words[w], at + 1))
+      if ((at == 0 || !word_char(haystack[at - 1])) &&
+          (at + words[w].size() >= haystack.size() || !word_char(haystack[at + words[w].size()])))
+        found.push_back({at, w});
+  std::size_t at = std::string::npos, best = 0;
+  for (const auto& [offset, w] : found) {
+    std::vector<bool> seen(words.size());
+    std::size_t distinct = 0;
+    for (const auto& [other, v] : found)
+      if (other >= offset && other < offset + 100 && !seen[v]) {
+        seen[v] = true;
+        ++distinct;
+      }
+    if (distinct > best) {
+      best = distinct;
+      at = offset;
+    }
+  }
+  constexpr std::size_t kWidth = 160;
+  std::size_t start = at == std::string::npos || at < 30 ? 0 : at - 30;
+  std::size_t end = std::min(text.size(), start + kWidth);
+  const auto continuation = [&](std::size_t i) { return i < text.size() && (text[i] & 0xC0) == 0x80; };
+  while (continuation(start)) ++start;
+  while (end > start && continuation(end)) --end;
+  std::string out = start > 0 ? "..." : "";
+  bool space = false;
+  for (std::size_t i = start; i < end; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c <= 0x20 || c == 0x7f) {
+      space = !out.empty() && out != "...";
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += static_cast<char>(c);
+  }
+  if (end < text.size()) out += "...";
+  return out;
 }
 
 // The folder a path names, by its canonical path.
@@ -121,8 +187,10 @@ int search(KnowledgeIndex& kb, const Options& o, int top) {
   auto hits = kb.search(question, options);
   if (!hits.ok()) return fail(hits.error.message);
   if (hits.value->empty()) std::fprintf(stderr, "day0-cli docs: nothing matches '%s'\n", question.c_str());
-  for (const Hit& h : *hits.value)
+  for (const Hit& h : *hits.value) {
     std::printf("%s:%d-%d %.3f\n", (relative ? h.relative_path : h.path).c_str(), h.first_line, h.last_line, h.score);
+    std::printf("    %s\n", snippet(h.text, question).c_str());
+  }
   return 0;
 }
 

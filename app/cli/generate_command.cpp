@@ -15,7 +15,7 @@ namespace {
 
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
-               "usage: day0-cli generate --model DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
+               "usage: day0-cli generate [--model] DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
                "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop TEXT] [--ids]\n"
                "                         [--image FILE]... [--device cpu]\n"
                "  Continues the prompt. Temperature 0 (the default) is greedy. With --ids the last line of\n"
@@ -90,7 +90,7 @@ int run_generate(const std::vector<std::string>& argv_in) {
     auto out = image_prompt_generate(*args->option("model"), *tokens, paths, request.sampling,
                                      request.stop.max_new_tokens, options);
     if (!out) {
-      std::fprintf(stderr, "day0-cli generate: %s\n", out.status().message().c_str());
+      std::fprintf(stderr, "day0-cli generate: %s\n", plain_message(out.status().message()).c_str());
       return 1;
     }
     std::fprintf(stderr, "%zu prompt tokens with %zu image(s), %zu generated, stop: %s\n", out->expanded.size(),
@@ -116,7 +116,7 @@ int run_generate(const std::vector<std::string>& argv_in) {
   });
   handle->wait();
   if (last.kind == Event::Kind::error) {
-    std::fprintf(stderr, "day0-cli generate: %s\n", last.status.message().c_str());
+    std::fprintf(stderr, "day0-cli generate: %s\n", plain_message(last.status.message()).c_str());
     return 1;
   }
   std::fprintf(stderr, "%lld tokens, stop: %s, prefill %.1f tok/s, decode %.1f tok/s, first token %.1f ms\n",

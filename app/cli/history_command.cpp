@@ -11,6 +11,7 @@
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "cli/line_editor.h"
 #include "day0/paths.h"
 #include "storage/file_util.h"
 #include "storage/history_store.h"
@@ -27,7 +28,7 @@ constexpr const char* kUsage =
     "  show CONVERSATION [--json]         one conversation, every branch (Markdown, or the JSON export)\n"
     "  search WORDS... [--limit N] [--json]\n"
     "                                     titles and messages containing every word (any script, CJK too)\n"
-    "  export [CONVERSATION] [--format json|markdown] [--out FILE]\n"
+    "  export [CONVERSATION] [--format json|markdown|md] [--out FILE]\n"
     "                                     one or all conversations; JSON is lossless and re-importable\n"
     "  import FILE                        adds what FILE holds and this history lacks (never duplicates)\n"
     "CONVERSATION is a number from 'list', a uuid, or the start of one. The history is\n"
@@ -56,11 +57,21 @@ int usage_error(const std::string& problem) {
 }
 
 int fail(const StoreError& e) {
-  std::fprintf(stderr, "day0-cli history: %s\n", e.message.c_str());
+  std::fprintf(stderr, "day0-cli history: %s\n", plain_message(e.message).c_str());
   return 1;
 }
 
-void print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+// On a terminal, control characters in stored messages are shown, not obeyed.
+void print(std::string_view text) {
+  static const bool terminal = isatty(STDOUT_FILENO) != 0;
+  std::string safe;
+  if (terminal) {
+    TerminalSanitizer sanitizer;
+    safe = sanitizer.filter(text) + sanitizer.flush();
+    text = safe;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
 
 std::string local_time(std::int64_t ms) {
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
@@ -74,7 +85,7 @@ std::string local_time(std::int64_t ms) {
 // Keeps a table on one line per row.
 std::string one_line(std::string text, std::size_t max_chars) {
   for (char& c : text)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';  // line breaks, tabs, ESC and the like
   std::size_t chars = 0, at = 0;
   for (; at < text.size(); ++at) {
     if ((static_cast<unsigned char>(text[at]) & 0xc0) != 0x80 && chars++ == max_chars) break;
@@ -133,8 +144,8 @@ std::string usage_problem(const Options& o) {
       return "--limit must be a number from 1 to 100000";
   }
   if (const auto format = o.values.find("format");
-      format != o.values.end() && format->second != "json" && format->second != "markdown")
-    return "--format must be json or markdown";
+      format != o.values.end() && format->second != "json" && format->second != "markdown" && format->second != "md")
+    return "--format must be json, markdown or md";
   return "";
 }
 
@@ -195,6 +206,7 @@ int search(HistoryStore& store, const Options& o) {
 int export_history(HistoryStore& store, const Options& o) {
   const auto out = o.values.contains("out") ? o.values.at("out") : std::string("-");
   std::string format = o.values.contains("format") ? o.values.at("format") : "";
+  if (format == "md") format = "markdown";
   if (format.empty()) {
     const auto ext = std::filesystem::path(out).extension().string();
     format = ext == ".md" || ext == ".markdown" ? "markdown" : "json";

@@ -14,7 +14,7 @@ int run_inspect(const std::vector<std::string>& argv) {
   if (!args || args->flag("help") || !args->option("model")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli inspect: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli inspect --model DIR [--json]\n"
+                 "usage: day0-cli inspect [--model] DIR [--json]\n"
                  "  Describes a Hugging Face model folder: architecture, parameter counts, tensors by\n"
                  "  role, expert format, whether Day0 supports it. Works without the weights (config.json\n"
                  "  and model.safetensors.index.json only) to plan a download.\n");
@@ -22,7 +22,7 @@ int run_inspect(const std::vector<std::string>& argv) {
   }
   const auto info = inspect_model(*args->option("model"));
   if (!info) {
-    std::fprintf(stderr, "day0-cli inspect: %s\n", info.status().message().c_str());
+    std::fprintf(stderr, "day0-cli inspect: %s\n", plain_message(info.status().message()).c_str());
     return 1;
   }
   const std::string text = args->flag("json") ? model_info_json(*info) + "\n" : format_model_info(*info);

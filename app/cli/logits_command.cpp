@@ -22,7 +22,7 @@ int run_logits(const std::vector<std::string>& argv_in) {
   if (!args || args->flag("help") || !args->option("model") || !args->option("tokens") || !args->option("out")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli logits: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli logits --model DIR --tokens 1,2,3 --out FILE.npy [--image FILE]... [--device cpu]\n"
+                 "usage: day0-cli logits [--model] DIR --tokens 1,2,3 --out FILE.npy [--image FILE]... [--device cpu]\n"
                  "                       [--threads N]\n"
                  "  Writes float32 logits for every prompt position, shape [n_tokens, vocab], from one prefill.\n"
                  "  With --image (PNG or JPEG, repeatable), each occurrence of the model's image token in --tokens\n"
@@ -51,7 +51,7 @@ int run_logits(const std::vector<std::string>& argv_in) {
     const std::vector<std::filesystem::path> paths(images.begin(), images.end());
     auto out = image_prompt_logits(*args->option("model"), *tokens, paths, options);
     if (!out) {
-      std::fprintf(stderr, "day0-cli logits: %s\n", out.status().message().c_str());
+      std::fprintf(stderr, "day0-cli logits: %s\n", plain_message(out.status().message()).c_str());
       return 1;
     }
     if (!write_npy(*args->option("out"), out->logits.data(),
@@ -67,7 +67,7 @@ int run_logits(const std::vector<std::string>& argv_in) {
   auto session = opened->engine->new_session(opened->model);
   auto logits = opened->engine->append_logits(session, *tokens);
   if (!logits) {
-    std::fprintf(stderr, "day0-cli logits: %s\n", logits.status().message().c_str());
+    std::fprintf(stderr, "day0-cli logits: %s\n", plain_message(logits.status().message()).c_str());
     return 1;
   }
   const std::int64_t vocab = describe(*opened->model).vocab_size;

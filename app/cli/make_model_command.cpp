@@ -37,7 +37,7 @@ int run_make_model(const std::vector<std::string>& argv) {
   const Status s = write_random_checkpoint(*args->option("config"), *args->option("out"), options);
   std::fprintf(stderr, "\n");
   if (!s.is_ok()) {
-    std::fprintf(stderr, "day0-cli make-model: %s\n", s.message().c_str());
+    std::fprintf(stderr, "day0-cli make-model: %s\n", plain_message(s.message()).c_str());
     return 1;
   }
   std::printf("wrote %s\n", args->option("out")->c_str());

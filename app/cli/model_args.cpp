@@ -7,6 +7,8 @@
 #include <functional>
 
 #include "cli/cli_args.h"
+#include "cli/commands.h"
+#include "day0/devices.h"
 
 namespace day0::cli {
 
@@ -101,9 +103,18 @@ std::optional<OpenedModel> open_model(const Args& args, const char* command, int
   opened.engine = Engine::create(engine_options);
   ModelOptions model_options;
   model_options.device = args.option("device").value_or("cpu");
+  // Asked for a GPU where none can run it: said once in the command's own words, then the CPU.
+  if (model_options.device.rfind("cuda", 0) == 0) {
+    const DeviceReport devices = discover_devices();
+    if (devices.gpus.empty()) {
+      std::fprintf(stderr, "day0-cli %s: --device %s: %s; running on the CPU\n", command, model_options.device.c_str(),
+                   devices.gpu_problem.c_str());
+      model_options.device = "cpu";
+    }
+  }
   auto model = opened.engine->load_model(args.option("model").value_or(""), model_options);
   if (!model) {
-    std::fprintf(stderr, "day0-cli %s: %s\n", command, model.status().message().c_str());
+    std::fprintf(stderr, "day0-cli %s: %s\n", command, plain_message(model.status().message()).c_str());
     *exit_code = 1;
     return std::nullopt;
   }

@@ -37,7 +37,7 @@ int run_quantize_experts(const std::vector<std::string>& argv) {
   const auto report = quantize_experts(positional[0], positional[1], options);
   if (last_percent >= 0) std::fprintf(stderr, "\n");
   if (!report.is_ok()) {
-    std::fprintf(stderr, "day0-cli quantize-experts: %s\n", report.status().message().c_str());
+    std::fprintf(stderr, "day0-cli quantize-experts: %s\n", plain_message(report.status().message()).c_str());
     return 1;
   }
   std::printf("quantized %lld experts in %lld layers; %llu bytes -> %llu bytes; wrote %s\n",

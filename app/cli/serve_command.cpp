@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "cli/model_args.h"
 #include "day0/chat.h"
 #include "day0/engine.h"
+#include "day0/model_info.h"
 #include "server/openai_server.h"
 
 namespace day0::cli {
@@ -20,21 +22,26 @@ namespace {
 
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
-               "usage: day0-cli serve --model DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
+               "usage: day0-cli serve [--model] DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
                "                      [--model-name NAME] [--device cpu|cuda] [--threads N]\n"
-               "                      [--max-body-mb 32] [--max-queue 64]\n"
+               "                      [--max-body-mb 32] [--max-queue 64] [--cors-origin ORIGINS]\n"
                "  Serves DIR over the OpenAI API: GET /v1/models, POST /v1/chat/completions (streaming\n"
                "  or not), GET /health, GET /metrics (Prometheus). --port 0 picks a free port; the URL is\n"
                "  printed. Listening on an address other than loopback needs --api-key (clients then send\n"
-               "  'Authorization: Bearer KEY'). The model's name is the folder's name unless --model-name.\n");
+               "  'Authorization: Bearer KEY'). The model's name is the folder's name unless --model-name.\n"
+               "  --cors-origin lets browser pages on those origins call the API (a comma-separated list such\n"
+               "  as http://localhost:3000,https://chat.example; * for any); off by default.\n"
+               "  Request parameters the server does not implement (tools, response_format, logprobs, ...)\n"
+               "  are refused with a 400 that names them.\n");
   return help ? 0 : 2;
 }
 
 int run_serve(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(
-      argv, {"help"},
-      {"model", "host", "port", "api-key", "model-name", "device", "threads", "max-body-mb", "max-queue"}, &problem);
+  const auto args = Args::parse(argv, {"help"},
+                                {"model", "host", "port", "api-key", "model-name", "device", "threads", "max-body-mb",
+                                 "max-queue", "cors-origin"},
+                                &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli serve: %s\n", problem.c_str());
     return usage(false);
@@ -64,6 +71,24 @@ int run_serve(const std::vector<std::string>& argv) {
   options.port = static_cast<int>(*port);
   options.max_body_bytes = static_cast<std::size_t>(*body_mb) << 20;
   options.max_in_flight = *queue;
+  if (const auto origins = args->option("cors-origin")) {
+    std::size_t start = 0;
+    while (start <= origins->size()) {
+      const std::size_t comma = std::min(origins->find(',', start), origins->size());
+      std::string origin = origins->substr(start, comma - start);
+      while (!origin.empty() && origin.back() == ' ') origin.pop_back();
+      while (!origin.empty() && origin.front() == ' ') origin.erase(origin.begin());
+      while (!origin.empty() && origin.back() == '/') origin.pop_back();  // origins have no path
+      if (origin != "*" && origin.rfind("http://", 0) != 0 && origin.rfind("https://", 0) != 0) {
+        std::fprintf(stderr,
+                     "day0-cli serve: --cors-origin takes origins such as http://localhost:3000 (or *), not '%s'\n",
+                     origin.c_str());
+        return 2;
+      }
+      options.cors_origins.push_back(origin);
+      start = comma + 1;
+    }
+  }
   if (!server::is_loopback_host(options.host) && options.api_key.empty()) {
     std::fprintf(stderr,
                  "day0-cli serve: refusing to listen on %s without --api-key: anyone who can reach this machine could "
@@ -87,9 +112,14 @@ int run_serve(const std::vector<std::string>& argv) {
   // A client that hangs up shows as a failed write (and cancels its generation), not a signal.
   signal(SIGPIPE, SIG_IGN);
 
+  // The folder and its config.json first, with the messages inspect gives, then the tokenizer.
+  if (auto info = inspect_model(dir); !info) {
+    std::fprintf(stderr, "day0-cli serve: %s\n", plain_message(info.status().message()).c_str());
+    return 1;
+  }
   auto formatter = ChatFormatter::load(dir);
   if (!formatter) {
-    std::fprintf(stderr, "day0-cli serve: %s\n", formatter.status().message().c_str());
+    std::fprintf(stderr, "day0-cli serve: %s\n", plain_message(formatter.status().message()).c_str());
     return 1;
   }
   int exit_code = 0;
@@ -98,7 +128,7 @@ int run_serve(const std::vector<std::string>& argv) {
   server::OpenAiServer server(*opened->engine, opened->model, std::move(*formatter), options);
   const auto bound = server.bind();
   if (!bound) {
-    std::fprintf(stderr, "day0-cli serve: %s\n", bound.status().message().c_str());
+    std::fprintf(stderr, "day0-cli serve: %s\n", plain_message(bound.status().message()).c_str());
     return 1;
   }
   const bool v6 = options.host.find(':') != std::string::npos && options.host.front() != '[';

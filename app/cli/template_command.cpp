@@ -90,7 +90,7 @@ int run_template(const std::vector<std::string>& argv) {
   } else {
     const auto text = read_model_chat_template(*args->option("model"));
     if (!text) {
-      std::fprintf(stderr, "day0-cli template: %s\n", text.status().message().c_str());
+      std::fprintf(stderr, "day0-cli template: %s\n", plain_message(text.status().message()).c_str());
       return 1;
     }
     source = *text;
@@ -103,12 +103,12 @@ int run_template(const std::vector<std::string>& argv) {
   }
   const auto parsed = ChatTemplate::parse(source, name);
   if (!parsed) {
-    std::fprintf(stderr, "day0-cli template: %s\n", parsed.status().message().c_str());
+    std::fprintf(stderr, "day0-cli template: %s\n", plain_message(parsed.status().message()).c_str());
     return 1;
   }
   const auto rendered = parsed->render_json(*context, options);
   if (!rendered) {
-    std::fprintf(stderr, "day0-cli template: %s\n", rendered.status().message().c_str());
+    std::fprintf(stderr, "day0-cli template: %s\n", plain_message(rendered.status().message()).c_str());
     return 1;
   }
   std::fwrite(rendered->data(), 1, rendered->size(), stdout);

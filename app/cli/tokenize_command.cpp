@@ -17,9 +17,9 @@ namespace day0::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: day0-cli tokenize --model DIR (--text TEXT | --file FILE) [--ids] [--no-special]\n"
-    "       day0-cli tokenize --model DIR --decode 1,2,3 [--skip-special]\n"
-    "       day0-cli tokenize --model DIR --bench FILE [--seconds S]\n"
+    "usage: day0-cli tokenize [--model] DIR (--text TEXT | --file FILE) [--ids] [--no-special]\n"
+    "       day0-cli tokenize [--model] DIR --decode 1,2,3 [--skip-special]\n"
+    "       day0-cli tokenize [--model] DIR --bench FILE [--seconds S]\n"
     "  Encodes text with the model folder's tokenizer.json (DIR may also be the file itself) and\n"
     "  prints one line per token (id and token string) then the ids, comma-separated; --ids prints\n"
     "  only that last line. --no-special leaves out the tokens the post-processor adds (BOS...).\n"
@@ -133,7 +133,7 @@ int run_tokenize(const std::vector<std::string>& argv) {
   }
   const auto tok = Tokenizer::load(*args->option("model"));
   if (!tok) {
-    std::fprintf(stderr, "day0-cli tokenize: %s\n", tok.status().message().c_str());
+    std::fprintf(stderr, "day0-cli tokenize: %s\n", plain_message(tok.status().message()).c_str());
     return 1;
   }
   if (const auto list = args->option("decode")) {
@@ -173,7 +173,7 @@ int run_tokenize(const std::vector<std::string>& argv) {
   }
   const auto ids = tok->encode(text, !args->flag("no-special"));
   if (!ids) {
-    std::fprintf(stderr, "day0-cli tokenize: %s\n", ids.status().message().c_str());
+    std::fprintf(stderr, "day0-cli tokenize: %s\n", plain_message(ids.status().message()).c_str());
     return 1;
   }
   if (!args->flag("ids")) {

@@ -15,7 +15,7 @@ int run_verify(const std::vector<std::string>& argv) {
   if (!args || args->flag("help") || !args->option("model") || !args->option("reference")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli verify: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli verify --model DIR --reference DUMP.safetensors [--threshold 1e-3] [--device cpu]\n"
+                 "usage: day0-cli verify [--model] DIR --reference DUMP.safetensors [--threshold 1e-3] [--device cpu]\n"
                  "  Runs the dump's input_ids through the model and prints, per traced tensor, the worst\n"
                  "  relative L2 error, the largest absolute difference and (router choices, greedy ids) the\n"
                  "  agreement. Exits 1 when anything is above the threshold. Make a dump of any checkpoint\n"
@@ -45,7 +45,7 @@ int run_verify(const std::vector<std::string>& argv) {
   }
   const auto report = verify_model(*args->option("model"), *args->option("reference"), options);
   if (!report) {
-    std::fprintf(stderr, "day0-cli verify: %s\n", report.status().message().c_str());
+    std::fprintf(stderr, "day0-cli verify: %s\n", plain_message(report.status().message()).c_str());
     return 1;
   }
   std::fputs(format_verify_report(*report).c_str(), stdout);

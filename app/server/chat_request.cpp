@@ -92,6 +92,38 @@ std::optional<ApiError> read_content(const json& content, const std::string& par
   return std::nullopt;
 }
 
+// The chat completions parameters Day0 reads; other known ones are accepted only with a value
+// that asks for nothing (their default), and names OpenAI does not define are refused.
+bool is_implemented(const std::string& name) {
+  static const char* const kNames[] = {
+      "messages", "model", "temperature", "top_p",  "max_tokens",    "max_completion_tokens",
+      "seed",     "n",     "stop",        "stream", "stream_options"};
+  for (const char* n : kNames)
+    if (name == n) return true;
+  return false;
+}
+
+// For the parameters Day0 does not implement: whether `value` leaves behaviour as it is.
+// Unknown names return nullopt.
+std::optional<bool> is_default(const std::string& name, const json& value) {
+  if (value.is_null()) return true;
+  // Bookkeeping a local server has no use for: any value is fine.
+  if (name == "user" || name == "metadata" || name == "store" || name == "service_tier" || name == "prompt_cache_key" ||
+      name == "safety_identifier" || name == "parallel_tool_calls")
+    return true;
+  if (name == "logprobs") return value == false;
+  if (name == "frequency_penalty" || name == "presence_penalty") return value.is_number() && value.get<double>() == 0;
+  if (name == "tools" || name == "functions") return value.is_array() && value.empty();
+  if (name == "tool_choice" || name == "function_call") return value == "none";
+  if (name == "response_format") return value.is_object() && value.size() == 1 && value.value("type", "") == "text";
+  if (name == "logit_bias") return value.is_object() && value.empty();
+  if (name == "modalities") return value == json::array({"text"});
+  if (name == "top_logprobs" || name == "audio" || name == "prediction" || name == "web_search_options" ||
+      name == "reasoning_effort" || name == "verbosity")
+    return false;
+  return std::nullopt;
+}
+
 std::optional<ApiError> read_number(const json& body, const char* name, double lo, double hi, double* out) {
   const auto it = body.find(name);
   if (it == body.end() || it->is_null()) return std::nullopt;
@@ -149,6 +181,30 @@ std::optional<ChatCompletionRequest> parse_chat_request(std::string_view text, c
   if (!body.is_object())
     return fail(bad("the request body must be a JSON object, not " + type_name(body), "", "invalid_type"));
   ChatCompletionRequest r;
+
+  // Parameters that would change the reply in ways Day0 does not implement are refused, all
+  // named at once, rather than silently ignored.
+  std::string unsupported, unknown;
+  for (const auto& [name, value] : body.items()) {
+    if (is_implemented(name)) continue;
+    const auto fine = is_default(name, value);
+    std::string& list = fine ? unsupported : unknown;
+    if (fine && *fine) continue;
+    list += (list.empty() ? "'" : ", '") + name.substr(0, 64) + "'";
+  }
+  if (!unsupported.empty() || !unknown.empty()) {
+    std::string message;
+    if (!unsupported.empty())
+      message = "this server does not implement " + unsupported +
+                " (tools, structured output, log probabilities, penalties and audio are not supported; leave them "
+                "out or at their defaults)";
+    if (!unknown.empty())
+      message += (message.empty() ? "" : "; ") + std::string("unrecognized request argument") +
+                 (unknown.find(',') == std::string::npos ? " " : "s ") + unknown;
+    const std::string& first = unsupported.empty() ? unknown : unsupported;
+    return fail(bad(message, first.substr(1, first.find('\'', 1) - 1),
+                    unsupported.empty() ? "unknown_parameter" : "unsupported_parameter"));
+  }
 
   if (const auto it = body.find("model"); it != body.end() && !it->is_null()) {
     if (!it->is_string()) return fail(wrong_type("model", "a string", *it));

@@ -26,7 +26,8 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 // chat and the app show them).
 bool is_reasoning(OutputChannel c) { return c == OutputChannel::reasoning || c == OutputChannel::commentary; }
 
-const char* finish_reason(const Event& last) {
+// The metrics' label for how a generation ended: stop, length, cancelled or error.
+const char* metrics_reason(const Event& last) {
   if (last.kind == Event::Kind::error) return "error";
   switch (last.reason) {
     case DoneReason::eos:
@@ -40,6 +41,16 @@ const char* finish_reason(const Event& last) {
       return "error";
   }
   return "error";
+}
+
+// OpenAI's finish_reason for a generation that completed: "stop" (end of turn, a stop string)
+// or "length" (max_tokens). Day0 does not call tools or filter content, so never "tool_calls" or
+// "content_filter"; errors and cancels are reported as errors, not finish reasons.
+const char* finish_reason(const Event& last) { return last.reason == DoneReason::max_tokens ? "length" : "stop"; }
+
+bool origin_allowed(const std::vector<std::string>& allowed, const std::string& origin) {
+  if (origin.empty()) return false;
+  return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return a == "*" || a == origin; });
 }
 
 json usage_json(const Event& last) {
@@ -95,6 +106,30 @@ struct OpenAiServer::Impl {
       : engine(e), model(std::move(m)), formatter(std::move(f)), options(std::move(o)), summary(describe(*model)) {
     http.set_payload_max_length(options.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      // CORS: an allowed origin's requests carry its name back; a preflight is answered here,
+      // before authentication (browsers send no Authorization header with it).
+      const std::string origin = req.get_header_value("Origin");
+      const bool allowed = origin_allowed(options.cors_origins, origin);
+      if (allowed) {
+        res.set_header("Access-Control-Allow-Origin", origin);
+        res.set_header("Vary", "Origin");
+      }
+      if (req.method == "OPTIONS") {
+        if (!allowed) {
+          reply_error(res, {403,
+                            options.cors_origins.empty()
+                                ? "cross-origin requests are not enabled on this server (day0-cli serve --cors-origin)"
+                                : "the origin '" + origin.substr(0, 200) + "' is not allowed",
+                            "invalid_request_error", "", "cors_not_allowed"});
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        res.status = 204;
+        res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+        res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+        res.set_header("Access-Control-Max-Age", "600");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (options.api_key.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
       const std::string expected = "Bearer " + options.api_key;
       const std::string given = req.get_header_value("Authorization");
@@ -184,7 +219,7 @@ struct OpenAiServer::Impl {
       if (e.kind != Event::Kind::token) {
         g.finished = true;
         g.last = e;
-        metrics.generation_finished(finish_reason(e), g.started, e.stats.context_tokens, e.stats.generated_tokens,
+        metrics.generation_finished(metrics_reason(e), g.started, e.stats.context_tokens, e.stats.generated_tokens,
                                     e.stats.time_to_first_token_ms, e.stats.decode_tokens_per_second);
       }
     }
@@ -313,6 +348,11 @@ struct OpenAiServer::Impl {
               out += "data: " +
                      error_json({500, "generation failed: " + last.status.message(), "server_error", "",
                                  "generation_failed"}) +
+                     "\n\n";
+            } else if (last.reason == DoneReason::cancelled) {
+              out += "data: " +
+                     error_json({503, "the generation was cancelled because the server is stopping", "server_error", "",
+                                 "cancelled"}) +
                      "\n\n";
             } else {
               out += chunk(json::object(), finish_reason(last));

@@ -5,9 +5,13 @@
 // Requests queue on the engine's thread; each gets its own session (the API is stateless).
 // A streaming client that goes away cancels its generation at the next token or keep-alive.
 // With an API key every route but /health needs "Authorization: Bearer <key>".
+// Parameters it does not implement (tools, response_format, logprobs, ...) get a 400 naming them;
+// finish_reason is "stop" or "length" as OpenAI defines them (a failed or cancelled generation
+// is an error, not a finish reason).
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "day0/chat.h"
 #include "day0/engine.h"
@@ -26,6 +30,11 @@ struct ServerOptions {
   std::int64_t max_in_flight = 64;         // queued plus running generations; more get 503
   std::int64_t default_max_tokens = 4096;  // when a request sets none (still bounded by the context)
   RequestLimits limits;
+  // Browser front ends on these origins ("http://localhost:3000"; "*" for any) may call the API:
+  // their requests get Access-Control-Allow-Origin and OPTIONS preflights are answered. Empty
+  // (the default): no CORS headers, and preflights are refused, so browsers keep pages on other
+  // origins out.
+  std::vector<std::string> cors_origins;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".

@@ -64,6 +64,62 @@ class TestCli : public QObject {
     QVERIFY(r.out.contains("288 routed x 42 MoE layers (of 45), top-8, 1 shared"));
   }
 
+  void helpEverywhere() {
+    // The command list: every summary starts in the same column, help itself included.
+    auto r = run_program(kCli, {"help"}, quiet_env());
+    QCOMPARE(r.exit_code, 0);
+    int column = -1;
+    int rows = 0;
+    for (const QString& line : r.out.split('\n')) {
+      const auto m = QRegularExpression(R"(^  ([a-z-]+)( +)\S)").match(line);
+      if (!m.hasMatch()) continue;
+      const int at = int(m.capturedLength(1) + m.capturedLength(2));
+      if (column < 0) column = at;
+      QVERIFY2(at == column, qPrintable(line));
+      ++rows;
+    }
+    QVERIFY2(rows >= 15, qPrintable(r.out));
+    QVERIFY(r.out.contains("quantize-experts") && r.out.contains("make-demo-model") && r.out.contains("  help "));
+    QCOMPARE(run_program(kCli, {"-h"}, quiet_env()).out, r.out);
+
+    // help CMD, CMD --help and CMD -h print the same usage on stdout and succeed.
+    for (const char* command : {"chat", "inspect", "history", "docs", "serve", "generate", "make-demo-model"}) {
+      const auto help = run_program(kCli, {"help", command}, quiet_env());
+      QVERIFY2(help.exit_code == 0, command);
+      QVERIFY2(help.out.contains(QString("day0-cli ") + command), qPrintable(help.out));
+      QCOMPARE(run_program(kCli, {command, "--help"}, quiet_env()).out, help.out);
+      QCOMPARE(run_program(kCli, {command, "-h"}, quiet_env()).out, help.out);
+    }
+    r = run_program(kCli, {"help", "frobnicate"}, quiet_env());
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY(r.err.contains("unknown command 'frobnicate'"));
+  }
+
+  void modelFolderAsAWord() {
+    const QString model = kData + "/models/tiny-gpt-oss";
+    const auto with_option = run_program(kCli, {"inspect", "--model", model}, quiet_env());
+    QCOMPARE(with_option.exit_code, 0);
+    auto r = run_program(kCli, {"inspect", model}, quiet_env());
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(r.out, with_option.out);
+    r = run_program(kCli, {"inspect", model, "--json"}, quiet_env());
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY(r.out.startsWith("{"));
+    r = run_program(kCli, {"tokenize", model, "--text", "hi", "--ids"}, quiet_env());
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(r.out, run_program(kCli, {"tokenize", "--model", model, "--text", "hi", "--ids"}, quiet_env()).out);
+    // Twice is an error, and so is a stray word after it.
+    r = run_program(kCli, {"inspect", model, "--model", model}, quiet_env());
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("the model is given twice"), qPrintable(r.err));
+    r = run_program(kCli, {"inspect", model, "extra"}, quiet_env());
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("unexpected argument 'extra'"), qPrintable(r.err));
+    r = run_program(kCli, {"inspect", "-x"}, quiet_env());
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("unknown option -x"), qPrintable(r.err));
+  }
+
   void errors() {
     auto r = run_program(kCli, {"inspect", "--model", "/nonexistent/folder"}, quiet_env());
     QCOMPARE(r.exit_code, 1);

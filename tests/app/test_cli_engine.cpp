@@ -1,7 +1,13 @@
 // The model-running commands of day0-cli as users and tools call them (VERIFY.md's CLI
 // contract): generate --ids, logits .npy, chat over a pipe, verify, make-demo-model.
+#include <signal.h>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <QElapsedTimer>
 #include <cmath>
 #include <cstring>
 
@@ -15,7 +21,6 @@ namespace {
 
 const QString kCli = QStringLiteral(DAY0_BIN_DIR "/day0-cli");
 const QString kData = QStringLiteral(DAY0_TEST_DATA_DIR);
-
 
 struct Reference {
   std::vector<std::int32_t> input_ids, greedy_prompt, greedy_ids;
@@ -60,10 +65,11 @@ class TestCliEngine : public QObject {
   void generateIdsMatchesTransformersGreedy() {
     const Reference ref = load_reference("tiny-gpt-oss-wide");
     QVERIFY(!ref.greedy_ids.empty());
-    const auto r = run_program(kCli, {"generate", "--model", kData + "/models/tiny-gpt-oss-wide", "--tokens",
-                                      join(ref.greedy_prompt), "--max-new-tokens", QString::number(ref.greedy_ids.size()),
-                                      "--ids", "--threads", "2"},
-                               quiet_env());
+    const auto r =
+        run_program(kCli,
+                    {"generate", "--model", kData + "/models/tiny-gpt-oss-wide", "--tokens", join(ref.greedy_prompt),
+                     "--max-new-tokens", QString::number(ref.greedy_ids.size()), "--ids", "--threads", "2"},
+                    quiet_env());
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const QStringList lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.last(), join(ref.greedy_ids));
@@ -73,8 +79,9 @@ class TestCliEngine : public QObject {
     const Reference ref = load_reference("tiny-gpt-oss");
     QTemporaryDir tmp;
     const QString out = tmp.filePath("logits.npy");
-    const auto r = run_program(kCli, {"logits", "--model", kData + "/models/tiny-gpt-oss", "--tokens",
-                                      join(ref.input_ids), "--out", out, "--device", "cpu"},
+    const auto r = run_program(kCli,
+                               {"logits", "--model", kData + "/models/tiny-gpt-oss", "--tokens", join(ref.input_ids),
+                                "--out", out, "--device", "cpu"},
                                quiet_env());
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QFile f(out);
@@ -101,13 +108,15 @@ class TestCliEngine : public QObject {
   }
 
   void badArgumentsAreRejected() {
-    auto r = run_program(kCli, {"generate", "--model", kData + "/models/tiny-gpt-oss", "--tokens", "1,x,3"}, quiet_env());
+    auto r =
+        run_program(kCli, {"generate", "--model", kData + "/models/tiny-gpt-oss", "--tokens", "1,x,3"}, quiet_env());
     QCOMPARE(r.exit_code, 2);
     QVERIFY(r.err.contains("'x' in the token list is not a token id"));
     r = run_program(kCli, {"generate", "--model", kData + "/models/tiny-gpt-oss", "--tokens", "1,99999"}, quiet_env());
     QCOMPARE(r.exit_code, 1);
     QVERIFY2(r.err.contains("outside the vocabulary"), qPrintable(r.err));
-    r = run_program(kCli, {"generate", "--model", kData + "/models/tiny-gpt-oss", "--tokens", "1", "--temperature", "-1"},
+    r = run_program(kCli,
+                    {"generate", "--model", kData + "/models/tiny-gpt-oss", "--tokens", "1", "--temperature", "-1"},
                     quiet_env());
     QCOMPARE(r.exit_code, 2);
   }
@@ -142,6 +151,213 @@ class TestCliEngine : public QObject {
     QVERIFY2(r.exit_code == 0 && r.out.contains("MXFP4"), qPrintable(r.out + r.err));
   }
 
+  void chatKeepsLongPipedLinesWhole() {
+    // Longer than the terminal's canonical-mode limit (4095 bytes), with UTF-8, and a """ block.
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    auto r = run_program(kCli, {"make-demo-model", demo}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QString long_line;
+    for (int i = 0; long_line.toUtf8().size() < 9000; ++i) long_line += QString("word%1 caf\u00e9 ").arg(i);
+    long_line += "THE END";
+    QProcess p;
+    p.setProcessEnvironment(quiet_env());
+    const QString db = tmp.filePath("history.db");
+    p.start(kCli, {"chat", "--model", demo, "--max-new-tokens", "2", "--seed", "1", "--threads", "2", "--db", db});
+    QVERIFY(p.waitForStarted());
+    p.write(long_line.toUtf8() + "\r\n\"\"\"\nfirst line\n\nthird line\n\"\"\"\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QCOMPARE(err.count(QRegularExpression(R"(\[\d+ tokens, )")), 2);
+
+    r = run_program(kCli, {"history", "export", "--format", "json", "--db", db}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const auto doc = QJsonDocument::fromJson(r.out.toUtf8());
+    QStringList user;
+    for (const auto c : doc.object()["conversations"].toArray())
+      for (const auto m : c.toObject()["messages"].toArray())
+        if (m.toObject()["role"].toString() == "user") user << m.toObject()["content"].toString();
+    QCOMPARE(user.size(), 2);
+    QCOMPARE(user[0].size(), long_line.size());
+    QVERIFY(user[0] == long_line);
+    QCOMPARE(user[1], QString("first line\n\nthird line"));
+  }
+
+  void chatMultilineReadsAPipedFileAsOneMessage() {
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    auto r = run_program(kCli, {"make-demo-model", demo}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QProcess p;
+    p.setProcessEnvironment(quiet_env());
+    const QString db = tmp.filePath("history.db");
+    p.start(kCli, {"chat", "--model", demo, "--max-new-tokens", "2", "--threads", "2", "--db", db, "--multiline"});
+    QVERIFY(p.waitForStarted());
+    p.write("one\ntwo\n\"\"\"\nthree\nfour");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    r = run_program(kCli, {"history", "export", "--format", "json", "--db", db}, quiet_env());
+    QStringList user;
+    for (const auto c : QJsonDocument::fromJson(r.out.toUtf8()).object()["conversations"].toArray())
+      for (const auto m : c.toObject()["messages"].toArray())
+        if (m.toObject()["role"].toString() == "user") user << m.toObject()["content"].toString();
+    QCOMPARE(user, (QStringList{"one\ntwo", "three\nfour"}));
+  }
+
+  // A piped run says in its exit status that a turn failed (here: longer than the context the
+  // memory limit leaves), after answering the rest.
+  void chatPipedExitsNonZeroWhenATurnFails() {
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    QCOMPARE(run_program(kCli, {"make-demo-model", demo}, quiet_env()).exit_code, 0);
+    QByteArray too_long;
+    quint32 x = 1;
+    while (too_long.size() < 20000) {
+      x = x * 1103515245u + 12345u;
+      too_long += "abcdefghijklmnopqrstuvwxyz "[(x >> 16) % 27];
+    }
+    auto env = quiet_env();
+    env.insert("DAY0_MEMORY_LIMIT_BYTES", "9000000");  // a context of 4096 tokens
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(kCli, {"chat", demo, "--max-new-tokens", "2", "--threads", "2", "--no-history"});
+    QVERIFY(p.waitForStarted());
+    p.write(too_long + "\nhi\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.contains("the model's context holds 4096"), qPrintable(err));
+    QCOMPARE(err.count(QRegularExpression(R"(\[\d+ tokens, )")), 1);  // "hi" was still answered
+
+    // Without a failure the same run succeeds.
+    QProcess ok;
+    ok.setProcessEnvironment(env);
+    ok.start(kCli, {"chat", demo, "--max-new-tokens", "2", "--threads", "2", "--no-history"});
+    QVERIFY(ok.waitForStarted());
+    ok.write("hi\n");
+    ok.closeWriteChannel();
+    QVERIFY(ok.waitForFinished(60000));
+    QCOMPARE(ok.exitCode(), 0);
+  }
+
+  // SIGINT stops the reply in progress (here still in a long prefill): the piped run ends with
+  // 130 at once, the message and the stopped reply saved.
+  void chatSigintStopsTheReply() {
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    QCOMPARE(run_program(kCli, {"make-demo-model", demo}, quiet_env()).exit_code, 0);
+    QByteArray prompt;
+    quint32 x = 7;
+    while (prompt.size() < 30000) {
+      x = x * 1103515245u + 12345u;
+      prompt += "abcdefghijklmnopqrstuvwxyz "[(x >> 16) % 27];
+    }
+    const QString db = tmp.filePath("history.db");
+    QProcess p;
+    p.setProcessEnvironment(quiet_env());
+    p.start(kCli, {"chat", demo, "--max-new-tokens", "4", "--threads", "2", "--db", db});
+    QVERIFY(p.waitForStarted());
+    p.write(prompt + "\nnever sent\n");
+    p.closeWriteChannel();
+    QTest::qWait(1500);
+    QElapsedTimer timer;
+    timer.start();
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(30000));
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(p.exitCode() == 130, qPrintable(err));
+    QVERIFY2(err.contains("cancelled"), qPrintable(err));
+
+    const auto r = run_program(kCli, {"history", "export", "--format", "json", "--db", db}, quiet_env());
+    const auto messages =
+        QJsonDocument::fromJson(r.out.toUtf8()).object()["conversations"].toArray()[0].toObject()["messages"].toArray();
+    QCOMPARE(messages.size(), 2);
+    QCOMPARE(messages[0].toObject()["content"].toString().toUtf8(), prompt);
+    QCOMPARE(messages[1].toObject()["state"].toString(), QString("incomplete"));
+  }
+
+  // Commands in a piped chat: unknown ones are not sent to the model, /image is refused at once
+  // by a text-only model, // sends a line starting with /, /help lists them. The history
+  // exports as Markdown with --format md.
+  void chatCommandsAndErrors() {
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    QCOMPARE(run_program(kCli, {"make-demo-model", demo}, quiet_env()).exit_code, 0);
+    const QString db = tmp.filePath("history.db");
+    QProcess p;
+    p.setProcessEnvironment(quiet_env());
+    p.start(kCli, {"chat", demo, "--max-new-tokens", "2", "--threads", "2", "--db", db});
+    QVERIFY(p.waitForStarted());
+    p.write(
+        ("/frobnicate now\n/image " + kData + "/vision/small_56x84.png\n//etc is a folder\n/help\n/usr/bin is too\n")
+            .toUtf8());
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QVERIFY2(out.contains("unknown command /frobnicate; /help lists them"), qPrintable(out));
+    QVERIFY2(out.contains("gpt_oss reads text only"), qPrintable(out));
+    QVERIFY(!out.contains("image attached"));
+    QVERIFY(out.contains("/system TEXT") && out.contains("\"\"\""));
+    QCOMPARE(err.count(QRegularExpression(R"(\[\d+ tokens, )")), 2);  // the two messages only
+
+    auto r = run_program(kCli, {"history", "export", "--format", "json", "--db", db}, quiet_env());
+    QStringList user;
+    for (const auto c : QJsonDocument::fromJson(r.out.toUtf8()).object()["conversations"].toArray())
+      for (const auto m : c.toObject()["messages"].toArray())
+        if (m.toObject()["role"].toString() == "user") user << m.toObject()["content"].toString();
+    QCOMPARE(user, (QStringList{"/etc is a folder", "/usr/bin is too"}));
+
+    r = run_program(kCli, {"history", "export", "--format", "md", "--db", db}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("/etc is a folder"));
+    QCOMPARE(r.out, run_program(kCli, {"history", "export", "--format", "markdown", "--db", db}, quiet_env()).out);
+    r = run_program(kCli, {"history", "export", "--format", "pdf", "--db", db}, quiet_env());
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY(r.err.contains("json, markdown or md"));
+  }
+
+  // Errors read as sentences: no JSON-library codes, no log lines for a user's choice.
+  void errorsInOneStyle() {
+    QTemporaryDir tmp;
+    QFile config(tmp.filePath("config.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write("{\"model_type\": ");
+    config.close();
+    for (const char* command : {"inspect", "chat", "serve"}) {
+      const auto r = run_program(kCli, {command, tmp.path()}, quiet_env());
+      QCOMPARE(r.exit_code, 1);
+      QVERIFY2(r.err.startsWith(QString("day0-cli ") + command + ": "), qPrintable(r.err));
+      QVERIFY2(r.err.contains("config.json is not valid UTF-8 JSON (line 1, column 16: unexpected end of input"),
+               qPrintable(r.err));
+      QVERIFY2(!r.err.contains("json.exception") && !r.err.contains("syntax error"), qPrintable(r.err));
+    }
+    // chat looks at the folder and config.json before the tokenizer, as inspect does.
+    const auto r = run_program(kCli, {"chat", tmp.filePath("missing")}, quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("missing is not a folder"), qPrintable(r.err));
+
+    QTemporaryDir tmp2;
+    const QString demo = tmp2.filePath("demo");
+    QCOMPARE(run_program(kCli, {"make-demo-model", demo}, quiet_env()).exit_code, 0);
+    QProcess cuda;
+    cuda.setProcessEnvironment(quiet_env());
+    cuda.start(kCli, {"chat", demo, "--device", "cuda", "--no-history"});
+    QVERIFY(cuda.waitForStarted());
+    cuda.closeWriteChannel();
+    QVERIFY(cuda.waitForFinished(60000));
+    const QString err = QString::fromUtf8(cuda.readAllStandardError());
+    QCOMPARE(cuda.exitCode(), 0);
+    QVERIFY2(!err.contains("[warning]"), qPrintable(err));
+  }
+
   void chatNeedsATemplate() {
     // tiny-gpt-oss has a tokenizer but no chat template.
     const auto r = run_program(kCli, {"chat", "--model", kData + "/models/tiny-gpt-oss"}, quiet_env());
@@ -150,14 +366,16 @@ class TestCliEngine : public QObject {
   }
 
   void verifyExitCodes() {
-    auto r = run_program(kCli, {"verify", "--model", kData + "/models/tiny-gpt-oss", "--reference",
-                                kData + "/reference/gpt-oss/tiny-gpt-oss.safetensors"},
+    auto r = run_program(kCli,
+                         {"verify", "--model", kData + "/models/tiny-gpt-oss", "--reference",
+                          kData + "/reference/gpt-oss/tiny-gpt-oss.safetensors"},
                          quiet_env());
     QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
     QVERIFY(r.out.contains("all within thresholds"));
     QVERIFY(r.out.contains("hidden.3"));
-    r = run_program(kCli, {"verify", "--model", kData + "/models/tiny-gpt-oss-full", "--reference",
-                           kData + "/reference/gpt-oss/tiny-gpt-oss.safetensors"},
+    r = run_program(kCli,
+                    {"verify", "--model", kData + "/models/tiny-gpt-oss-full", "--reference",
+                     kData + "/reference/gpt-oss/tiny-gpt-oss.safetensors"},
                     quiet_env());
     QCOMPARE(r.exit_code, 1);
     QVERIFY(r.out.contains("FAIL"));

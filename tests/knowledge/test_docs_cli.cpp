@@ -25,15 +25,21 @@ struct Line {
   int first = 0;
   int last = 0;
   double score = 0;
+  QString snippet;
 };
 
+// Hit lines, each followed by its snippet line (indented by 4 spaces).
 std::vector<Line> parse_hits(const QString& out) {
   static const QRegularExpression re("^(.+):(\\d+)-(\\d+) (-?\\d+\\.\\d{3})$");
   std::vector<Line> lines;
-  for (const QString& text : out.split('\n', Qt::SkipEmptyParts)) {
-    const auto m = re.match(text);
-    if (!m.hasMatch()) qFatal("not a hit line: %s", qPrintable(text));
-    lines.push_back({m.captured(1), m.captured(2).toInt(), m.captured(3).toInt(), m.captured(4).toDouble()});
+  const QStringList text = out.split('\n', Qt::SkipEmptyParts);
+  for (qsizetype i = 0; i < text.size(); i += 2) {
+    const auto m = re.match(text[i]);
+    if (!m.hasMatch()) qFatal("not a hit line: %s", qPrintable(text[i]));
+    if (i + 1 >= text.size() || !text[i + 1].startsWith("    ") || text[i + 1].trimmed().isEmpty())
+      qFatal("no snippet after: %s", qPrintable(text[i]));
+    lines.push_back(
+        {m.captured(1), m.captured(2).toInt(), m.captured(3).toInt(), m.captured(4).toDouble(), text[i + 1].trimmed()});
   }
   return lines;
 }
@@ -70,6 +76,9 @@ class TestDocsCli : public QObject {
     QCOMPARE(hits.front().path, QString("src/station/sensor_reader.cpp"));
     const int crc = line_of(data("repo") + "/src/station/sensor_reader.cpp", "std::uint8_t crc8_maxim(");
     QVERIFY(hits.front().first <= crc && crc <= hits.front().last);
+    // The snippet shows the passage where the question's words are.
+    QVERIFY2(hits.front().snippet.contains("crc", Qt::CaseInsensitive), qPrintable(hits.front().snippet));
+    QVERIFY(hits.front().snippet.size() <= 170);
     for (std::size_t i = 1; i < hits.size(); ++i) QVERIFY(hits[i - 1].score >= hits[i].score);
     QVERIFY(hits.front().score > 0);
 

@@ -50,6 +50,24 @@ class TestChatRequest : public QObject {
     QCOMPARE(r->image_count, std::size_t{0});
   }
 
+  // Unimplemented parameters at values that ask for nothing, and bookkeeping fields, pass.
+  void harmlessParameters() {
+    ApiError e;
+    const auto r = parse_chat_request(
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":[],\"tool_choice\":\"none\","
+        "\"logprobs\":false,\"top_logprobs\":null,\"response_format\":{\"type\":\"text\"},\"presence_penalty\":0,"
+        "\"frequency_penalty\":0.0,\"logit_bias\":{},\"user\":\"u\",\"metadata\":{\"k\":\"v\"},\"store\":false,"
+        "\"parallel_tool_calls\":true,\"modalities\":[\"text\"]}",
+        {}, &e);
+    QVERIFY2(r.has_value(), e.message.c_str());
+    // Several at once are all named.
+    const ApiError many =
+        rejection("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":[{}],\"logprobs\":true,\"foo\":1}");
+    QCOMPARE(many.status, 400);
+    for (const char* name : {"'tools'", "'logprobs'", "'foo'"})
+      QVERIFY2(many.message.find(name) != std::string::npos, many.message.c_str());
+  }
+
   void defaults() {
     ApiError e;
     const auto r =
@@ -143,6 +161,31 @@ class TestChatRequest : public QObject {
                                            "\"image_url\":\"/no/such/file.png\"}]}]}"
                                         << "messages[0].content[0].image_url"
                                         << "invalid_image_url";
+    // Parameters the server does not implement, and names OpenAI does not define.
+    QTest::newRow("tools") << "{" + m + ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}"
+                           << "tools"
+                           << "unsupported_parameter";
+    QTest::newRow("tool_choice") << "{" + m + ",\"tool_choice\":\"required\"}"
+                                 << "tool_choice"
+                                 << "unsupported_parameter";
+    QTest::newRow("response_format") << "{" + m + ",\"response_format\":{\"type\":\"json_schema\"}}"
+                                     << "response_format"
+                                     << "unsupported_parameter";
+    QTest::newRow("logprobs") << "{" + m + ",\"logprobs\":true}"
+                              << "logprobs"
+                              << "unsupported_parameter";
+    QTest::newRow("top_logprobs") << "{" + m + ",\"top_logprobs\":2}"
+                                  << "top_logprobs"
+                                  << "unsupported_parameter";
+    QTest::newRow("frequency_penalty") << "{" + m + ",\"frequency_penalty\":1}"
+                                       << "frequency_penalty"
+                                       << "unsupported_parameter";
+    QTest::newRow("n") << "{" + m + ",\"n\":3}"
+                       << "n"
+                       << "invalid_value";
+    QTest::newRow("unknown") << "{" + m + ",\"temperatur\":1}"
+                             << "temperatur"
+                             << "unknown_parameter";
   }
   void rejected() {
     QFETCH(QString, body);

@@ -315,6 +315,127 @@ class TestOpenAiServer : public QObject {
     QCOMPARE(status, 200);
   }
 
+  // Parameters the server does not implement are refused by name, unless they ask for nothing.
+  void unsupportedParameters() {
+    const json messages = {{{"role", "user"}, {"content", "hi"}}};
+    const auto refused = [&](const json& extra, const std::string& code, const std::vector<std::string>& names) {
+      json body = {{"messages", messages}, {"max_tokens", 2}};
+      body.update(extra);
+      auto res = http()->Post("/v1/chat/completions", body.dump(), "application/json");
+      expect_error(res, 400, code);
+      const std::string message = json::parse(res->body)["error"]["message"].get<std::string>();
+      for (const auto& n : names) QVERIFY2(message.find("'" + n + "'") != std::string::npos, message.c_str());
+      QCOMPARE(json::parse(res->body)["error"]["param"].get<std::string>(), names.front());
+    };
+    const json tool = {{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", json::object()}}}};
+    refused({{"tools", json::array({tool})}}, "unsupported_parameter", {"tools"});
+    refused({{"tool_choice", "auto"}}, "unsupported_parameter", {"tool_choice"});
+    refused({{"response_format", {{"type", "json_object"}}}}, "unsupported_parameter", {"response_format"});
+    refused({{"logprobs", true}, {"top_logprobs", 3}}, "unsupported_parameter", {"logprobs", "top_logprobs"});
+    refused({{"presence_penalty", 0.5}}, "unsupported_parameter", {"presence_penalty"});
+    refused({{"logit_bias", {{"50256", -100}}}}, "unsupported_parameter", {"logit_bias"});
+    refused({{"frobnicate", 1}}, "unknown_parameter", {"frobnicate"});
+    expect_error(
+        http()->Post("/v1/chat/completions", json{{"messages", messages}, {"n", 2}}.dump(), "application/json"), 400,
+        "invalid_value");
+    // Their defaults and bookkeeping fields are fine.
+    int status = 0;
+    const json ok = post_json({{"messages", messages},
+                               {"max_tokens", 2},
+                               {"tools", json::array()},
+                               {"tool_choice", "none"},
+                               {"logprobs", false},
+                               {"response_format", {{"type", "text"}}},
+                               {"frequency_penalty", 0},
+                               {"user", "someone"},
+                               {"n", 1}},
+                              &status);
+    QCOMPARE(status, 200);
+    QVERIFY(ok.contains("choices"));
+  }
+
+  // finish_reason is one of OpenAI's values: "length" when max_tokens ran out, streamed or not.
+  void finishReasons() {
+    int status = 0;
+    const json whole = post_json(
+        {{"messages", {{{"role", "user"}, {"content", "Count to a hundred."}}}}, {"max_tokens", 1}, {"seed", 7}},
+        &status);
+    QCOMPARE(status, 200);
+    QCOMPARE(whole["choices"][0]["finish_reason"].get<std::string>(), std::string("length"));
+    auto res = http()->Post(
+        "/v1/chat/completions",
+        json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"stream", true}, {"max_tokens", 1}, {"seed", 7}}
+            .dump(),
+        "application/json");
+    QVERIFY(res && res->status == 200);
+    QVERIFY2(res->body.find("\"finish_reason\":\"length\"") != std::string::npos, res->body.c_str());
+    for (const char* wrong : {"cancelled", "\"error\"", "eos", "max_tokens"})
+      QVERIFY2(res->body.find(std::string("\"finish_reason\":\"") + wrong) == std::string::npos, res->body.c_str());
+  }
+
+  // CORS is off by default: no Access-Control headers, preflights refused.
+  void corsOffByDefault() {
+    httplib::Headers origin = {{"Origin", "http://localhost:3000"}};
+    auto res = http()->Get("/v1/models", origin);
+    QVERIFY(res && res->status == 200);
+    QVERIFY(!res->has_header("Access-Control-Allow-Origin"));
+    res = http(false)->Options("/v1/chat/completions",
+                               {{"Origin", "http://localhost:3000"}, {"Access-Control-Request-Method", "POST"}});
+    expect_error(res, 403, "cors_not_allowed");
+    QVERIFY(!res->has_header("Access-Control-Allow-Origin"));
+  }
+
+  // With --cors-origin the listed origins get the headers (errors too) and their preflights an
+  // answer without a key; other origins do not.
+  void corsForListedOrigins() {
+    QProcess server;
+    server.setProcessEnvironment(day0::test::quiet_env());
+    server.start(kCli, {"serve", "--model", QString::fromStdString(kModel), "--port", "0", "--api-key",
+                        QString::fromStdString(kKey), "--threads", "1", "--cors-origin",
+                        "http://localhost:3000, https://chat.example/"});
+    QVERIFY(server.waitForStarted(10000));
+    QString line;
+    for (int i = 0; i < 300 && !line.contains("/v1"); ++i) {
+      server.waitForReadyRead(100);
+      line += QString::fromUtf8(server.readAllStandardOutput());
+    }
+    const auto m = QRegularExpression("http://127\\.0\\.0\\.1:(\\d+)/v1").match(line);
+    QVERIFY2(m.hasMatch(), qPrintable(line));
+    httplib::Client c("127.0.0.1", m.captured(1).toInt());
+    auto pre = c.Options("/v1/chat/completions", {{"Origin", "https://chat.example"},
+                                                  {"Access-Control-Request-Method", "POST"},
+                                                  {"Access-Control-Request-Headers", "authorization, content-type"}});
+    QVERIFY(pre);
+    QCOMPARE(pre->status, 204);
+    QCOMPARE(pre->get_header_value("Access-Control-Allow-Origin"), std::string("https://chat.example"));
+    QVERIFY(pre->get_header_value("Access-Control-Allow-Methods").find("POST") != std::string::npos);
+    QCOMPARE(pre->get_header_value("Access-Control-Allow-Headers"), std::string("authorization, content-type"));
+    auto other = c.Options("/v1/chat/completions", {{"Origin", "http://evil.example"}});
+    QVERIFY(other);
+    QCOMPARE(other->status, 403);
+    QVERIFY(!other->has_header("Access-Control-Allow-Origin"));
+    // A real request from the page: the header comes back, also on an error the page must read.
+    c.set_bearer_token_auth(kKey);
+    auto models = c.Get("/v1/models", {{"Origin", "http://localhost:3000"}});
+    QVERIFY(models && models->status == 200);
+    QCOMPARE(models->get_header_value("Access-Control-Allow-Origin"), std::string("http://localhost:3000"));
+    httplib::Client no_key("127.0.0.1", m.captured(1).toInt());
+    auto denied = no_key.Get("/v1/models", {{"Origin", "http://localhost:3000"}});
+    QVERIFY(denied && denied->status == 401);
+    QCOMPARE(denied->get_header_value("Access-Control-Allow-Origin"), std::string("http://localhost:3000"));
+    auto stranger = c.Get("/v1/models", {{"Origin", "http://evil.example"}});
+    QVERIFY(stranger && stranger->status == 200);
+    QVERIFY(!stranger->has_header("Access-Control-Allow-Origin"));
+    server.terminate();
+    QVERIFY(server.waitForFinished(15000));
+    // A malformed origin is a usage error.
+    const auto bad = day0::test::run_program(
+        kCli, {"serve", "--model", QString::fromStdString(kModel), "--cors-origin", "localhost:3000"},
+        day0::test::quiet_env(), 20000);
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY(bad.err.contains("--cors-origin"));
+  }
+
   // A streaming client that goes away cancels its generation: the server counts it cancelled,
   // well short of max_tokens, and its queue empties.
   void disconnectCancels() {
@@ -427,7 +548,8 @@ class TestOpenAiServer : public QObject {
     QVERIFY(chat.waitForFinished(30000));
     const QString out = QString::fromUtf8(chat.readAllStandardOutput());
     const QString err = QString::fromUtf8(chat.readAllStandardError());
-    QVERIFY2(chat.exitCode() == 0, qPrintable(err));
+    // A turn failed, so the piped run says so in its exit status.
+    QVERIFY2(chat.exitCode() == 1, qPrintable(err));
     QVERIFY2(out.contains("image attached"), qPrintable(out));
     QVERIFY2(err.contains("HTTP 400") && err.contains("image"), qPrintable(err));
     // The refused turn is dropped from the conversation; the next one goes through.

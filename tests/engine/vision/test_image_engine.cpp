@@ -155,7 +155,7 @@ class TestImageEngine : public QObject {
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QVERIFY2(p.exitCode() == 0, qPrintable(err));
     QVERIFY2(out.contains("(image attached to the next message)"), qPrintable(out));
-    QVERIFY2(out.contains("(no such image file)"), qPrintable(out));
+    QVERIFY2(out.contains("(no such image file: /nonexistent.png)"), qPrintable(out));
     QVERIFY2(!err.contains("image token"), qPrintable(err));
   }
 };
