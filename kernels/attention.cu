@@ -4,6 +4,7 @@
 
 #include "decode_trace.cuh"
 #include "device_util.cuh"
+#include "tensor_core.cuh"
 
 namespace day0::kernels {
 namespace {
@@ -418,28 +419,6 @@ __global__ void __launch_bounds__(kAttentionMaxHeadDim)
 // sink (m = sink, l = 1, no value).
 constexpr int kTcQueries = 64, kTcKeys = 64, kTcThreads = 128;
 
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* smem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* smem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&v);
@@ -467,7 +446,7 @@ __global__ void __launch_bounds__(kTcThreads)
   __syncthreads();
   uint32_t qf[D / 16][4];
 #pragma unroll
-  for (int k = 0; k < D / 16; ++k) ldsm_x4(qf[k], &Qs[warp * 16 + (lane & 15)][k * 16 + (lane >> 4) * 8]);
+  for (int k = 0; k < D / 16; ++k) detail::ldsm_x4(qf[k], &Qs[warp * 16 + (lane & 15)][k * 16 + (lane >> 4) * 8]);
 
   constexpr float kLog2e = 1.4426950408889634f;
   const float scale = a.scale * kLog2e;
@@ -511,9 +490,9 @@ __global__ void __launch_bounds__(kTcThreads)
 #pragma unroll
       for (int nj = 0; nj < kTcKeys / 16; ++nj) {
         uint32_t b[4];
-        ldsm_x4(b, &Ks[nj * 16 + (lane & 7) + ((lane >> 4) << 3)][k * 16 + ((lane >> 3) & 1) * 8]);
-        mma16816(s[2 * nj], qf[k], b[0], b[1]);
-        mma16816(s[2 * nj + 1], qf[k], b[2], b[3]);
+        detail::ldsm_x4(b, &Ks[nj * 16 + (lane & 7) + ((lane >> 4) << 3)][k * 16 + ((lane >> 3) & 1) * 8]);
+        detail::mma_bf16_16816(s[2 * nj], qf[k], b[0], b[1]);
+        detail::mma_bf16_16816(s[2 * nj + 1], qf[k], b[2], b[3]);
       }
     float corr[2];
 #pragma unroll
@@ -559,9 +538,9 @@ __global__ void __launch_bounds__(kTcThreads)
 #pragma unroll
       for (int nj = 0; nj < D / 16; ++nj) {
         uint32_t b[4];
-        ldsm_x4_trans(b, &Vs[kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8][nj * 16 + (lane >> 4) * 8]);
-        mma16816(o[2 * nj], pa, b[0], b[1]);
-        mma16816(o[2 * nj + 1], pa, b[2], b[3]);
+        detail::ldsm_x4_trans(b, &Vs[kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8][nj * 16 + (lane >> 4) * 8]);
+        detail::mma_bf16_16816(o[2 * nj], pa, b[0], b[1]);
+        detail::mma_bf16_16816(o[2 * nj + 1], pa, b[2], b[3]);
       }
     }
   }

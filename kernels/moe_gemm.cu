@@ -1,6 +1,7 @@
 #include "moe_gemm.h"
 
 #include "device_util.cuh"
+#include "tensor_core.cuh"
 
 namespace day0::kernels {
 namespace {
@@ -8,21 +9,6 @@ namespace {
 constexpr int BM = kMoeGemmTileRows, BN = 128, BK = 32;
 constexpr int kLds = BK + 8;   // 80-byte rows: ldmatrix and 16-byte stores hit distinct banks
 constexpr int kThreads = 128;  // 4 warps, 2 x 2, each 32 rows x 64 columns
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // One E4M3 byte -> float (normal and subnormal; the workspace holds E2M1 values only).
 __device__ __forceinline__ float e4m3_to_float(uint32_t b) {
@@ -147,15 +133,16 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
       uint32_t af[2][4];
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi)
-        ldmatrix_x4(af[mi], &As[buf][warp_m * 32 + mi * 16 + (lane & 15)][ks + (lane >> 4) * 8]);
+        detail::ldsm_x4(af[mi], &As[buf][warp_m * 32 + mi * 16 + (lane & 15)][ks + (lane >> 4) * 8]);
 #pragma unroll
       for (int nj = 0; nj < 4; ++nj) {
         uint32_t bf[4];
-        ldmatrix_x4(bf, &Bs[buf][warp_n * 64 + nj * 16 + (lane & 7) + ((lane >> 4) << 3)][ks + ((lane >> 3) & 1) * 8]);
+        detail::ldsm_x4(bf,
+                        &Bs[buf][warp_n * 64 + nj * 16 + (lane & 7) + ((lane >> 4) << 3)][ks + ((lane >> 3) & 1) * 8]);
 #pragma unroll
         for (int mi = 0; mi < 2; ++mi) {
-          mma_bf16(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
-          mma_bf16(acc[mi][2 * nj + 1], af[mi], bf[2], bf[3]);
+          detail::mma_bf16_16816(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
+          detail::mma_bf16_16816(acc[mi][2 * nj + 1], af[mi], bf[2], bf[3]);
         }
       }
     }

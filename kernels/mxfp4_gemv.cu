@@ -4,6 +4,7 @@
 #include "decode_trace.cuh"
 #include "moe_routing.h"
 #include "split_int8.cuh"
+#include "tensor_core.cuh"
 
 namespace day0::kernels {
 namespace {
@@ -95,14 +96,6 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {
 // byte's sign bit, which is 0 in this table.
 __device__ __forceinline__ uint32_t e2m1x4_positive(uint32_t codes) { return prmt(0x03020100u, 0x0C080604u, codes); }
 
-// D += A (16 x 32 int8, row) * B (32 x 8 int8, col), int32 accumulators.
-__device__ __forceinline__ void mma_s8(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                       uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
 // One round of a lane's loads for mxfp4_tile_dot(): groups qq .. qq + kU - 1 (those below q1) of
 // its block t in rows g and g + 8, codes and scales.
 template <int kU>
@@ -163,10 +156,10 @@ __device__ __forceinline__ void mxfp4_tile_dot(const uint4* const (&rows)[2], co
 #pragma unroll
       for (int m = 0; m < 4; ++m) {  // word m: codes 8m..8m+7 of the block
         const uint32_t a = wg[m], h = wh[m], an = a ^ 0x88888888u, hn = h ^ 0x88888888u;
-        mma_s8(cp, e2m1x4_positive(a), e2m1x4_positive(h), e2m1x4_positive(a >> 16), e2m1x4_positive(h >> 16),
-               xv[2 * m], xv[2 * m + 1]);
-        mma_s8(cn, e2m1x4_positive(an), e2m1x4_positive(hn), e2m1x4_positive(an >> 16), e2m1x4_positive(hn >> 16),
-               xv[2 * m], xv[2 * m + 1]);
+        detail::mma_s8_16832(cp, e2m1x4_positive(a), e2m1x4_positive(h), e2m1x4_positive(a >> 16),
+                             e2m1x4_positive(h >> 16), xv[2 * m], xv[2 * m + 1]);
+        detail::mma_s8_16832(cn, e2m1x4_positive(an), e2m1x4_positive(hn), e2m1x4_positive(an >> 16),
+                             e2m1x4_positive(hn >> 16), xv[2 * m], xv[2 * m + 1]);
       }
       const int c[4] = {cp[0] - cn[0], cp[1] - cn[1], cp[2] - cn[2], cp[3] - cn[3]};
       const float x = sx[b];
