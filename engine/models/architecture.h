@@ -74,6 +74,10 @@ TensorRole classify_by_name(std::string_view tensor_name);
 // their E8M0 scales (`*_scales`) are quantisation metadata and hold none.
 std::uint64_t stored_params(std::string_view name, DType dtype, std::uint64_t numel, bool mxfp4_checkpoint);
 
+// Whether quantization_config says the experts are MXFP4 (quant_method "mxfp4"): false without
+// one; another method is unsupported for `family`.
+Result<bool> mxfp4_experts(const io::ModelConfig& config, std::string_view family);
+
 // Shared limits for config fields, so absurd values fail early with a clear message.
 inline constexpr io::IntRange kDimRange{1, 1 << 20};
 inline constexpr io::IntRange kLayerRange{1, 4096};

@@ -133,15 +133,8 @@ Result<Glm5Config> read_glm5_config(const io::ModelConfig& config) {
   DAY0_ASSIGN_OR_RETURN(const bool root_tied, config.root().get_bool_or("tie_word_embeddings", false));
   DAY0_ASSIGN_OR_RETURN(s.tied, c.get_bool_or("tie_word_embeddings", root_tied));
 
-  if (const auto q = config.root().optional_child("quantization_config")) {
-    DAY0_ASSIGN_OR_RETURN(const std::string method, q->get_string_or("quant_method", ""));
-    if (method == "mxfp4") {
-      s.mxfp4 = true;
-    } else if (!method.empty()) {
-      return error(ErrorCode::unsupported, config.origin() + ": quantization method \"" + method +
-                                               "\" is not supported for glm5_next (MXFP4 experts or unquantized)");
-    }
-  }
+  DAY0_ASSIGN_OR_RETURN(s.mxfp4, mxfp4_experts(config, "glm5_next"));
+
   if (s.mxfp4 && (s.hidden % 32 != 0 || s.moe_inter % 32 != 0))
     return field_error(config, "MXFP4 experts need hidden_size and moe_intermediate_size to be multiples of 32");
   if (s.experts % s.n_group != 0)

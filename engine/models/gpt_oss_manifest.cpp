@@ -64,15 +64,8 @@ Result<GptOssConfig> read_gpt_oss_config(const io::ModelConfig& config) {
     return error(ErrorCode::corrupt_data, config.origin() + ": num_attention_heads (" + std::to_string(s.heads) +
                                               ") is not a multiple of num_key_value_heads (" +
                                               std::to_string(s.kv_heads) + ")");
-  if (const auto q = config.root().optional_child("quantization_config")) {
-    DAY0_ASSIGN_OR_RETURN(const std::string method, q->get_string_or("quant_method", ""));
-    if (method == "mxfp4") {
-      s.mxfp4 = true;
-    } else if (!method.empty()) {
-      return error(ErrorCode::unsupported, config.origin() + ": quantization method \"" + method +
-                                               "\" is not supported for gpt-oss (MXFP4 or unquantized only)");
-    }
-  }
+  DAY0_ASSIGN_OR_RETURN(s.mxfp4, mxfp4_experts(config, "gpt-oss"));
+
   if (s.mxfp4 && (s.hidden % 32 != 0 || s.inter % 32 != 0))
     return error(ErrorCode::corrupt_data,
                  config.origin() + ": MXFP4 experts need hidden_size and " + "intermediate_size to be multiples of 32");

@@ -69,6 +69,17 @@ TensorRole classify_by_name(std::string_view n) {
   return TensorRole::other;
 }
 
+Result<bool> mxfp4_experts(const io::ModelConfig& config, std::string_view family) {
+  const auto q = config.root().optional_child("quantization_config");
+  if (!q) return false;
+  DAY0_ASSIGN_OR_RETURN(const std::string method, q->get_string_or("quant_method", ""));
+  if (method == "mxfp4") return true;
+  if (method.empty()) return false;
+  return error(ErrorCode::unsupported, config.origin() + ": quantization method \"" + method +
+                                           "\" is not supported for " + std::string(family) +
+                                           " (MXFP4 experts or unquantized)");
+}
+
 std::uint64_t stored_params(std::string_view name, DType dtype, std::uint64_t numel, bool mxfp4_checkpoint) {
   if (mxfp4_checkpoint && dtype == DType::u8) {
     if (ends_with(name, "_blocks")) return numel * 2;
