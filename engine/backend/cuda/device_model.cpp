@@ -40,8 +40,8 @@ DeviceModel::~DeviceModel() {
 }
 
 void DeviceModel::drain() {
-  if (ahead_ && stream_.get() != nullptr) cudaStreamSynchronize(stream_.get());
-  ahead_.reset();
+  if (ahead_.queued() && stream_.get() != nullptr) cudaStreamSynchronize(stream_.get());
+  ahead_.drop();
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> DeviceModel::memory_report() const {
@@ -123,8 +123,8 @@ Status DeviceModel::begin_picking(const Sampling& sampling, std::span<const std:
   cudaStream_t s = stream_.get();
   // A step queued ahead picked under the previous settings (and counted its token as seen): it
   // runs to its end and is not used.
-  if (ahead_) {
-    ahead_.reset();
+  if (ahead_.queued()) {
+    ahead_.drop();
     DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
   }
   pick_mode_ = k::sampler_mode(sampling.temperature, sampling.top_k, sampling.top_p, sampling.min_p,
@@ -176,11 +176,9 @@ Status DeviceModel::finish_pick_step(DeviceSession& st, std::int64_t pos) {
   // The step after this one reads the token this one leaves in tokens_dev_[0]; its cache row
   // (pos + 1) was reserved with this call's.
   const std::int64_t next = pos + 1;
-  const bool run_ahead = next < max_positions_ && next < st.capacity();
+  const bool run_ahead = next < max_positions_ && next < st.capacity() && st.can_discard_ahead_step();
   if (run_ahead) {
-    // Recorded before it is queued, with no token yet: if anything below fails, the next call
-    // still waits for whatever reached the stream before touching the buffers.
-    ahead_ = Feed{st.id(), next, -1};
+    ahead_.queue(st.id(), next);
     DAY0_RETURN_IF_ERROR(queue_step(st, next));
   }
   DAY0_K(cudaEventSynchronize(step_done_[static_cast<std::size_t>(slot_of(pos))].get()),
@@ -188,7 +186,7 @@ Status DeviceModel::finish_pick_step(DeviceSession& st, std::int64_t pos) {
   last_pick_ = host_pick_.as<std::int32_t>()[slot_of(pos)];
   st.length_ = next;
   // The step ahead overwrites the token slot; without it the pick stays there for the next call.
-  (run_ahead ? ahead_ : picked_) = Feed{st.id(), next, last_pick_};
+  ahead_.picked(st.id(), next, last_pick_, run_ahead);
   return Status::ok();
 }
 
@@ -210,17 +208,14 @@ Status DeviceModel::run(models::SessionState& base, std::span<const std::int32_t
   cudaStream_t s = stream_.get();
   const bool pick_step = T == 1 && pick && logits == nullptr && trace == nullptr;
   const unsigned mode = pick ? pick_mode_ : 0;
-  if (ahead_) {
-    const Feed ahead = *ahead_;
-    ahead_.reset();
-    if (pick_step && ahead.is(st, pos0, tokens)) return finish_pick_step(st, pos0);
+  if (ahead_.queued()) {
+    if (ahead_.take(st.id(), pos0, tokens) && pick_step) return finish_pick_step(st, pos0);
     DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
   }
   // One row more than this call needs: the picking step after it runs ahead in the same buffers.
   DAY0_RETURN_IF_ERROR(st.reserve(std::min(pos0 + T + 1, max_positions_), s));
   // The decode loop feeds back the token the previous step picked: it is on the GPU already.
-  const bool token_on_device = picked_ && picked_->is(st, pos0, tokens);
-  picked_.reset();
+  const bool token_on_device = ahead_.token_on_device(st.id(), pos0, tokens);
   const std::int64_t first_logit = T - logit_rows;
   // A short feed (and a logits request for its last row only) runs token by token on the
   // decode path.
@@ -280,7 +275,7 @@ Status DeviceModel::run(models::SessionState& base, std::span<const std::int32_t
   st.length_ = pos0 + T;
   if (pick) {
     last_pick_ = host_pick_.as<std::int32_t>()[0];
-    picked_ = Feed{st.id(), st.length_, last_pick_};
+    ahead_.picked(st.id(), st.length_, last_pick_, false);
   }
   return Status::ok();
 }

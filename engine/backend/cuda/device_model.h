@@ -11,7 +11,6 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 
 #include "backend/cuda/cuda_support.h"
 #include "backend/cuda/phase_timer.h"
+#include "backend/cuda/run_ahead.h"
 #include "day0/status.h"
 #include "models/loaded_model.h"
 #include "token_sampler.h"
@@ -41,6 +41,11 @@ class DeviceSession : public models::SessionState {
   // graphs_ when the buffers move.
   virtual std::int64_t capacity() const = 0;
   virtual Status reserve(std::int64_t positions, cudaStream_t stream) = 0;
+  // Whether a decode step run past the session's length leaves nothing the session reads later
+  // (true for caches written at the step's own position). A program whose sessions update
+  // state in place (recurrent state) answers false unless it can undo the step, and then its
+  // sessions decode without running ahead (backend/cuda/run_ahead.h).
+  virtual bool can_discard_ahead_step() const { return true; }
 
   std::int64_t length_ = 0;
   // The decode step's graph for each way of picking its token (kernels::SamplerMode, 0 = arg
@@ -145,25 +150,8 @@ class DeviceModel : public models::LoadedModel {
   unsigned pick_mode_ = 0;
   PinnedBuffer host_sampler_;  // staging for the sampler's config and seen-token mask
   PinnedBuffer host_tokens_, host_pos_, host_pick_, host_logits_;
-  // One token fed to a session at a position: what a later call may find prepared.
-  struct Feed {
-    std::uint64_t state = 0;
-    std::int64_t position = -1;
-    std::int32_t token = -1;
-    bool is(const DeviceSession& st, std::int64_t position_now, std::span<const std::int32_t> tokens) const {
-      return tokens.size() == 1 && state == st.id() && position == position_now && token == tokens[0];
-    }
-  };
   std::int32_t last_pick_ = -1;  // what the last forward_pick() picked
-  // The pick is in tokens_dev_[0] for this feed: its step needs no copy of its token.
-  std::optional<Feed> picked_;
-  // Decoding with picks on the device runs one step ahead: once the step that picks token t at
-  // position p is queued, the step feeding t at p + 1 is queued behind it before the host waits
-  // for t, so the GPU goes on while the host takes t and comes back. A call that is exactly this
-  // feed finds its step queued; any other call first waits for it (what it wrote, the cache row
-  // at p + 1 past the session's length, the token slot and logits, is then overwritten or
-  // unused).
-  std::optional<Feed> ahead_;
+  RunAhead ahead_;               // the decode step queued ahead, and the pick in the token slot
   std::array<Event, 2> step_done_;  // per slot: that step's pick is in host_pick_[slot]
   // pos_dev_[0] once everything queued so far has run (a decode step advances it), -1 if unknown.
   std::int64_t device_pos_ = -1;

@@ -304,7 +304,7 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
     DAY0_RETURN_IF_ERROR(upload_f32(src.down_bias, &L.dn_bias, MemoryCategory::expert_cache, p + "expert down bias"));
     layers_.push_back(std::move(L));
   }
-  const std::int64_t H = s_.hidden, E = s_.experts, I = s_.inter;
+  const std::int64_t E = s_.experts;
   const auto t_read = Clock::now();
   const double upload_gb = static_cast<double>(uploader_->bytes_queued()) / 1e9;
   DAY0_RETURN_IF_ERROR(uploader_->finish("the weights"));
