@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QLocale>
 #include <QMetaObject>
 #include <QRegularExpression>
 #include <QSaveFile>
@@ -386,7 +387,8 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
   // Formatting long conversations takes a while (template + tokenizer): off the GUI thread.
   QThreadPool::globalInstance()->start([this, id, engine, request = std::move(request), context = std::move(context),
                                         formatter = formatter_, session = session_, placeholder = imagePlaceholder_,
-                                        imageDir = imageDir_]() mutable {
+                                        imageDir = imageDir_, maxContext = summary_.max_context,
+                                        overflow = params.overflow]() mutable {
     const auto fail = [this](const Status& status) {
       Event e;
       e.kind = Event::Kind::error;
@@ -398,23 +400,44 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
           this, [this]() { finishRequest(); }, Qt::QueuedConnection);
     };
     // Each image becomes the model's placeholder before its message's text (in order, as the
-    // engine pairs them) and a file the engine decodes.
+    // engine pairs them) and a file the engine decodes (for the messages the prompt keeps).
     std::vector<ChatMessage> messages;
     messages.reserve(context.size());
     for (auto& m : context) {
       std::string prefix;
-      for (const auto& image : m.images) {
+      for (std::size_t i = 0; i < m.images.size(); ++i) prefix += placeholder;
+      m.message.content = prefix + m.message.content;
+      messages.push_back(m.message);
+    }
+    auto fitted = formatter->encode_fitting(messages, maxContext, request.stop.max_new_tokens, overflow);
+    if (!fitted) return fail(fitted.status());
+    if (!fitted->fits) {
+      const QLocale locale;
+      return fail(error(
+          ErrorCode::invalid_argument,
+          overflow == ContextOverflow::stop
+              ? tr("the conversation is %1 tokens long and the model's context holds %2. Start a new chat, or "
+                   "choose \"Truncate the middle\" or \"Rolling window\" for long conversations in this "
+                   "chat's settings or in Settings.")
+                    .arg(locale.toString(static_cast<qint64>(fitted->full_tokens)), locale.toString(static_cast<qint64>(maxContext)))
+                    .toStdString()
+              : tr("the last message (with the system prompt) takes %1 tokens, too many for the model's context "
+                   "of %2 with room for the reply; shorten it or lower the reply length in Settings.")
+                    .arg(locale.toString(static_cast<qint64>(fitted->tokens.size())), locale.toString(static_cast<qint64>(maxContext)))
+                    .toStdString()));
+    }
+    for (const std::size_t i : fitted->kept)
+      for (const auto& image : context[i].images) {
         auto file = image_file(image, *imageDir);
         if (!file) return fail(file.status());
         request.images.push_back(std::move(*file));
-        prefix += placeholder;
       }
-      m.message.content = prefix + m.message.content;
-      messages.push_back(std::move(m.message));
+    if (fitted->dropped > 0) {
+      const int dropped = static_cast<int>(fitted->dropped);
+      QMetaObject::invokeMethod(
+          this, [this, id, dropped]() { emit contextTrimmed(id, dropped); }, Qt::QueuedConnection);
     }
-    auto tokens = formatter->encode(messages, true);
-    if (!tokens) return fail(tokens.status());
-    request.context = std::move(*tokens);
+    request.context = std::move(fitted->tokens);
     if (promptTap_) {
       const std::vector<std::uint32_t> ids(request.context.begin(), request.context.end());
       const QString text = qs(formatter->tokenizer().decode(ids));
@@ -435,6 +458,10 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
     }
     handle_ = engine->submit(session, std::move(request), [this](const Event& event) {
       std::lock_guard lock(mutex_);
+      if (event.kind == Event::Kind::progress) {
+        pending_.prefill.emplace(event.prefill_done, event.prefill_total);
+        return;
+      }
       for (const auto& piece : event.text) {
         if (piece.channel == OutputChannel::answer)
           pending_.content += piece.text;
@@ -533,13 +560,16 @@ void EngineBridge::drain() {
   if (current_ == 0) return;
   std::string content, reasoning;
   std::int64_t tokens = 0;
+  std::optional<std::pair<std::int64_t, std::int64_t>> prefill;
   {
     std::lock_guard lock(mutex_);
+    prefill.swap(pending_.prefill);
     content.swap(pending_.content);
     reasoning.swap(pending_.reasoning);
     tokens = pending_.tokens;
     pending_.tokens = 0;
   }
+  if (prefill) emit prefillProgress(current_, prefill->first, prefill->second);
   if (tokens > 0) {
     const qint64 now = started_.elapsed();
     if (firstTokenAt_ < 0) {

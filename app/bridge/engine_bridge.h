@@ -35,6 +35,9 @@ struct GenerationParams {
   int top_k = 0;
   std::int64_t max_new_tokens = 1024;
   std::uint64_t seed = 0;
+  // A conversation longer than a local model's context: earlier turns left out of the prompt
+  // (contextTrimmed says how many messages), or under stop the request fails.
+  ContextOverflow overflow = ContextOverflow::truncate_middle;
 };
 
 // An image of a message; its bytes are read when the request is sent, off the GUI thread.
@@ -139,6 +142,11 @@ class EngineBridge : public QObject {
   void textArrived(quint64 request, const QString& content, const QString& reasoning);
   void generationFinished(const day0::app::GenerationOutcome& outcome);
   void promptSubmitted(quint64 request, const QString& prompt, qint64 tokens);
+  // The prompt of a local request is being read: `done` of `total` tokens (coalesced like
+  // text; first 0 of total, last total of total before the reply's text).
+  void prefillProgress(quint64 request, qint64 done, qint64 total);
+  // Messages of the conversation left out of the request's prompt to fit the context.
+  void contextTrimmed(quint64 request, int droppedMessages);
   void statsChanged();
 
  private:
@@ -146,6 +154,7 @@ class EngineBridge : public QObject {
     std::string content;
     std::string reasoning;
     std::int64_t tokens = 0;
+    std::optional<std::pair<std::int64_t, std::int64_t>> prefill;  // done, total (not yet signalled)
     std::optional<Event> last;  // done or error
   };
   struct Loaded;

@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/line_editor.h"
 #include "cli/model_args.h"
+#include "cli/prefill_status.h"
 #include "cli/terminal.h"
 #include "day0/chat.h"
 #include "day0/engine.h"
@@ -32,6 +33,7 @@ namespace day0::cli {
 namespace {
 
 constexpr std::string_view kQuote = "\"\"\"";
+constexpr std::string_view kImagePlaceholder = "<|begin_of_image|><|image|><|end_of_image|>";
 
 constexpr const char* kChatHelp =
     "  /help              this list\n"
@@ -49,7 +51,8 @@ int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
                "usage: day0-cli chat [--model] DIR [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
-               "                     [--db PATH | --no-history] [--multiline]\n"
+               "                     [--db PATH | --no-history] [--multiline] [--context N]\n"
+               "                     [--context-overflow truncate-middle|rolling-window|stop]\n"
                "       day0-cli chat --remote URL [--api-key KEY] [--remote-model NAME] [options above]\n"
                "  Type a message and press Enter; the reply streams back. A paste arrives whole, newlines\n"
                "  and all, as one message. Commands:\n%s"
@@ -61,7 +64,12 @@ int usage(bool help) {
                "  ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
                "  --remote URL talks to an OpenAI-compatible server (http://host:port or a base ending in\n"
                "  /v1) instead of a local model: --remote-model names the model (default: the first it lists),\n"
-               "  --api-key is sent as a bearer token; --top-k, --threads and --device do not apply.\n",
+               "  --api-key is sent as a bearer token; --top-k, --threads and --device do not apply.\n"
+               "  A conversation longer than the model's context (--context N holds N positions) leaves\n"
+               "  earlier turns out of the prompt, keeping room for --max-new-tokens: truncate-middle (the\n"
+               "  default) keeps the system prompt and the first turn, rolling-window the system prompt;\n"
+               "  both say how many messages they left out. stop fails the turn instead. Nothing is\n"
+               "  removed from the history. While a long prompt is read, stderr (a terminal) shows how far.\n",
                kChatHelp);
   return help ? 0 : 2;
 }
@@ -150,7 +158,8 @@ int run_chat(const std::vector<std::string>& argv) {
   std::string problem;
   const auto args = Args::parse(argv, {"help", "no-history", "multiline"},
                                 {"model", "system", "temperature", "top-p", "top-k", "seed", "max-new-tokens",
-                                 "threads", "device", "db", "remote", "api-key", "remote-model"},
+                                 "threads", "device", "db", "remote", "api-key", "remote-model", "context",
+                                 "context-overflow"},
                                 &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli chat: %s\n", problem.c_str());
@@ -192,6 +201,20 @@ int run_chat(const std::vector<std::string>& argv) {
       return 2;
     }
     n.set(*v);
+  }
+
+  ContextOverflow overflow = ContextOverflow::truncate_middle;
+  if (const auto policy = args->option("context-overflow")) {
+    const auto parsed = parse_context_overflow(*policy);
+    if (!parsed) {
+      std::fprintf(stderr, "day0-cli chat: --context-overflow must be truncate-middle, rolling-window or stop\n");
+      return 2;
+    }
+    overflow = *parsed;
+  }
+  if (args->option("remote") && args->option("context")) {
+    std::fprintf(stderr, "day0-cli chat: --context is for a local model\n");
+    return 2;
   }
 
   // One turn: the reply's pieces go to `show` as they stream; returns the done or error event.
@@ -295,17 +318,49 @@ int run_chat(const std::vector<std::string>& argv) {
     base.stop.extra_stop_ids = formatter->turn_end_ids();
     generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
       Event last;
-      auto context = formatter->encode(messages, true);
-      if (!context) {
+      const std::int64_t max_context = describe(*opened->model).max_context;
+      auto fitted = formatter->encode_fitting(messages, max_context, base.stop.max_new_tokens, overflow);
+      if (fitted && !fitted->fits) {
+        fitted = error(ErrorCode::invalid_argument,
+                       overflow == ContextOverflow::stop
+                           ? "the conversation is " + std::to_string(fitted->full_tokens) +
+                                 " tokens long and the model's context holds " + std::to_string(max_context) +
+                                 ": /reset starts over, or --context-overflow truncate-middle (or rolling-window) "
+                                 "leaves earlier messages out"
+                           : "the last message and the system prompt alone take " +
+                                 std::to_string(fitted->tokens.size()) + " tokens and the model's context holds " +
+                                 std::to_string(max_context) + ", with room kept for the reply (--max-new-tokens)");
+      }
+      if (!fitted) {
         last.kind = Event::Kind::error;
         last.reason = DoneReason::error;
-        last.status = context.status();
+        last.status = fitted.status();
         return last;
       }
+      if (fitted->dropped > 0)
+        std::fprintf(stderr, "(%zu earlier message%s left out to fit the context)\n", fitted->dropped,
+                     fitted->dropped == 1 ? "" : "s");
       Request request = base;
-      request.context = *context;
-      request.images = images;
+      request.context = std::move(fitted->tokens);
+      // The images of the messages kept, in order (each placeholder stands for the next one).
+      std::size_t next_image = 0, kept = 0;
+      for (std::size_t i = 0; i < messages.size(); ++i) {
+        std::size_t count = 0;
+        for (std::size_t at = messages[i].content.find(kImagePlaceholder); at != std::string::npos;
+             at = messages[i].content.find(kImagePlaceholder, at + 1))
+          ++count;
+        const bool keep = kept < fitted->kept.size() && fitted->kept[kept] == i;
+        if (keep) ++kept;
+        for (std::size_t k = 0; k < count && next_image < images.size(); ++k, ++next_image)
+          if (keep) request.images.push_back(images[next_image]);
+      }
+      PrefillStatus status;
       auto handle = opened->engine->submit(session, request, [&](const Event& e) {
+        if (e.kind == Event::Kind::progress) {
+          status.update(e.prefill_done, e.prefill_total);
+          return;
+        }
+        status.clear();
         show(e.text);
         if (e.kind != Event::Kind::token) last = e;
       });
@@ -493,7 +548,7 @@ int run_chat(const std::vector<std::string>& argv) {
       if (line.starts_with("//")) line.erase(0, 1);
     }
     // Each attached image as the model's image markers before the text (GLM: begin, image, end).
-    for (; pending > 0; --pending) line = "<|begin_of_image|><|image|><|end_of_image|>" + line;
+    for (; pending > 0; --pending) line = std::string(kImagePlaceholder) + line;
     messages.push_back({"user", line, ""});
     if (!pending_urls.empty()) remote_images[messages.size() - 1] = std::exchange(pending_urls, {});
     if (!store_message(storage::Role::user, line, std::exchange(pending_attachments, {}))) return 1;

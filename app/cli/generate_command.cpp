@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/image_args.h"
 #include "cli/model_args.h"
+#include "cli/prefill_status.h"
 #include "day0/engine.h"
 #include "day0/images.h"
 
@@ -17,7 +18,7 @@ int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
                "usage: day0-cli generate [--model] DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
                "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop TEXT] [--ids]\n"
-               "                         [--image FILE]... [--device cpu]\n"
+               "                         [--image FILE]... [--device cpu] [--context N]\n"
                "  Continues the prompt. Temperature 0 (the default) is greedy. With --ids the last line of\n"
                "  stdout is the generated token ids, comma-separated. With --image (PNG or JPEG, repeatable),\n"
                "  each occurrence of the model's image token in --tokens stands for the next image.\n");
@@ -32,7 +33,7 @@ int run_generate(const std::vector<std::string>& argv_in) {
     std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
     return usage(false);
   }
-  std::set<std::string> options{"model", "tokens", "max-new-tokens", "device", "threads", "stop"};
+  std::set<std::string> options{"model", "tokens", "max-new-tokens", "device", "threads", "stop", "context"};
   options.insert(sampling_option_names().begin(), sampling_option_names().end());
   const auto args = Args::parse(argv, {"help", "ids"}, options, &problem);
   if (!args) {
@@ -107,10 +108,15 @@ int run_generate(const std::vector<std::string>& argv_in) {
   auto session = engine->new_session(opened->model);
   std::vector<std::int32_t> generated;
   Event last;
+  PrefillStatus status;
   auto handle = engine->submit(session, request, [&](const Event& e) {
-    if (e.kind == Event::Kind::token) {
+    if (e.kind == Event::Kind::progress) {
+      status.update(e.prefill_done, e.prefill_total);
+    } else if (e.kind == Event::Kind::token) {
+      status.clear();
       generated.push_back(e.token);
     } else {
+      status.clear();
       last = e;
     }
   });

@@ -112,6 +112,15 @@ std::optional<OpenedModel> open_model(const Args& args, const char* command, int
       model_options.device = "cpu";
     }
   }
+  if (const auto context = args.option("context")) {
+    const auto n = parse_integer(*context);
+    if (!n || *n < 1) {
+      std::fprintf(stderr, "day0-cli %s: --context must be a positive number of tokens\n", command);
+      *exit_code = 2;
+      return std::nullopt;
+    }
+    model_options.max_context = *n;
+  }
   auto model = opened.engine->load_model(args.option("model").value_or(""), model_options);
   if (!model) {
     std::fprintf(stderr, "day0-cli %s: %s\n", command, plain_message(model.status().message()).c_str());

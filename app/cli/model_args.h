@@ -17,7 +17,8 @@ struct OpenedModel {
   std::shared_ptr<Model> model;
 };
 
-// Starts an engine (--threads) and loads --model on --device (default cpu). On failure prints
+// Starts an engine (--threads) and loads --model on --device (default cpu), holding --context
+// positions when given (default: the model's whole context, as memory allows). On failure prints
 // "day0-cli <command>: <reason>" and sets *exit_code (2 bad usage, 1 failure).
 std::optional<OpenedModel> open_model(const Args& args, const char* command, int* exit_code);
 

@@ -97,7 +97,7 @@ std::optional<ApiError> read_content(const json& content, const std::string& par
 bool is_implemented(const std::string& name) {
   static const char* const kNames[] = {
       "messages", "model", "temperature", "top_p",  "max_tokens",    "max_completion_tokens",
-      "seed",     "n",     "stop",        "stream", "stream_options"};
+      "seed",     "n",     "stop",        "stream", "stream_options", "context_overflow"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;
@@ -298,6 +298,17 @@ std::optional<ChatCompletionRequest> parse_chat_request(std::string_view text, c
       if (!u->is_boolean()) return fail(wrong_type("stream_options.include_usage", "a boolean", *u));
       r.include_usage = u->get<bool>();
     }
+    if (const auto p = it->find("include_progress"); p != it->end() && !p->is_null()) {
+      if (!p->is_boolean()) return fail(wrong_type("stream_options.include_progress", "a boolean", *p));
+      r.include_progress = p->get<bool>();
+    }
+  }
+  if (const auto it = body.find("context_overflow"); it != body.end() && !it->is_null()) {
+    const auto policy = it->is_string() ? parse_context_overflow(it->get<std::string>()) : std::nullopt;
+    if (!policy)
+      return fail(bad("'context_overflow' must be \"stop\", \"truncate-middle\" or \"rolling-window\"",
+                      "context_overflow"));
+    r.context_overflow = *policy;
   }
   return r;
 }

@@ -39,6 +39,14 @@ struct ChatCompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // Day0's extensions, which other servers do not know:
+  // stream_options.include_progress: chunks with no choices and "prefill": {"done", "total"}
+  // while the prompt is read.
+  bool include_progress = false;
+  // "context_overflow": "stop" (the default: a conversation too long for the context is a 400
+  // context_length_exceeded), "truncate-middle" or "rolling-window" (earlier turns are left out
+  // of the prompt; the response says how many messages in "context_overflow": {"dropped_messages"}).
+  ContextOverflow context_overflow = ContextOverflow::stop;
 };
 
 // On failure returns nullopt and fills *error (status 400).

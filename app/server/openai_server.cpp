@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
@@ -65,6 +66,9 @@ struct Generation {
   std::vector<OutputPiece> pending;
   bool started = false;
   bool finished = false;
+  // The prefill's latest progress, not yet streamed (when the client asked for it).
+  bool progress_pending = false;
+  std::int64_t prefill_done = 0, prefill_total = 0;
   Event last;
   std::shared_ptr<Session> session;
   std::shared_ptr<RequestHandle> handle;
@@ -211,6 +215,12 @@ struct OpenAiServer::Impl {
   void on_event(Generation& g, const Event& e) {
     {
       std::lock_guard lock(g.mutex);
+      if (e.kind == Event::Kind::progress) {
+        g.progress_pending = true;
+        g.prefill_done = e.prefill_done;
+        g.prefill_total = e.prefill_total;
+        return g.cv.notify_all();
+      }
       if (!g.started && e.kind == Event::Kind::token) {
         g.started = true;
         metrics.generation_started();
@@ -249,13 +259,19 @@ struct OpenAiServer::Impl {
                           "the model '" + options.model_id +
                               "' does not accept images (it reads text only); send the message without image parts",
                           "invalid_request_error", "messages", "model_does_not_accept_images"});
-    Result<std::vector<std::int32_t>> context = [&] {
+    // Under stop (the default) the whole conversation goes in, and one that is too long is refused
+    // below; the other policies leave earlier turns out, keeping room for max_tokens.
+    Result<FittedPrompt> fitted = [&] {
       std::lock_guard lock(formatter_mutex);
-      return formatter.encode(parsed->messages, true);
+      return formatter.encode_fitting(parsed->messages, summary.max_context,
+                                      parsed->max_tokens.value_or(options.default_max_tokens),
+                                      parsed->context_overflow);
     }();
-    if (!context)
-      return reply_error(res, {400, "the messages cannot be formatted for this model: " + context.status().message(),
+    if (!fitted)
+      return reply_error(res, {400, "the messages cannot be formatted for this model: " + fitted.status().message(),
                                "invalid_request_error", "messages", "invalid_value"});
+    const std::size_t dropped = fitted->dropped;
+    Result<std::vector<std::int32_t>> context = std::move(fitted->tokens);
     const auto prompt_tokens = static_cast<std::int64_t>(context->size());
     const std::int64_t room = summary.max_context - prompt_tokens;
     if (room < 1 || (parsed->max_tokens && *parsed->max_tokens > room))
@@ -286,7 +302,8 @@ struct OpenAiServer::Impl {
                   static_cast<unsigned long long>(next_id.fetch_add(1)));
     const std::string id = id_text;
     const std::int64_t created = std::time(nullptr);
-    if (parsed->stream) return stream(res, g, id, created, parsed->include_usage);
+    if (dropped > 0) res.set_header("X-Day0-Dropped-Messages", std::to_string(dropped));
+    if (parsed->stream) return stream(res, g, id, created, parsed->include_usage, parsed->include_progress, dropped);
 
     std::string content, reasoning;
     {
@@ -303,18 +320,19 @@ struct OpenAiServer::Impl {
           res, {503, "the generation was cancelled because the server is stopping", "server_error", "", "cancelled"});
     json message = {{"role", "assistant"}, {"content", content}};
     if (!reasoning.empty()) message["reasoning_content"] = reasoning;
-    const json body = {
+    json body = {
         {"id", id},
         {"object", "chat.completion"},
         {"created", created},
         {"model", options.model_id},
         {"choices", json::array({{{"index", 0}, {"message", message}, {"finish_reason", finish_reason(last)}}})},
         {"usage", usage_json(last)}};
+    if (parsed->context_overflow != ContextOverflow::stop) body["context_overflow"] = {{"dropped_messages", dropped}};
     res.set_content(dump(body), "application/json");
   }
 
   void stream(httplib::Response& res, const std::shared_ptr<Generation>& g, const std::string& id, std::int64_t created,
-              bool include_usage) {
+              bool include_usage, bool include_progress, std::size_t dropped) {
     const json head = {
         {"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", options.model_id}};
     const auto chunk = [head](const json& delta, const json& finish) {
@@ -326,19 +344,36 @@ struct OpenAiServer::Impl {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [g, chunk, head, role_sent, include_usage](std::size_t, httplib::DataSink& sink) {
+        [g, chunk, head, role_sent, include_usage, include_progress, dropped](std::size_t, httplib::DataSink& sink) {
           std::vector<OutputPiece> pieces;
           bool finished = false;
+          std::optional<std::pair<std::int64_t, std::int64_t>> progress;
           {
             std::unique_lock lock(g->mutex);
-            g->cv.wait_for(lock, std::chrono::seconds(1), [&] { return !g->pending.empty() || g->finished; });
+            g->cv.wait_for(lock, std::chrono::seconds(1), [&] {
+              return !g->pending.empty() || g->finished || (include_progress && g->progress_pending);
+            });
             pieces.swap(g->pending);
             finished = g->finished;
+            if (include_progress && g->progress_pending) progress.emplace(g->prefill_done, g->prefill_total);
+            g->progress_pending = false;
           }
           std::string out;
           if (!*role_sent) {
             out += chunk({{"role", "assistant"}, {"content", ""}}, nullptr);
             *role_sent = true;
+            if (dropped > 0) {
+              json c = head;
+              c["choices"] = json::array();
+              c["context_overflow"] = {{"dropped_messages", dropped}};
+              out += "data: " + dump(c) + "\n\n";
+            }
+          }
+          if (progress) {
+            json c = head;
+            c["choices"] = json::array();
+            c["prefill"] = {{"done", progress->first}, {"total", progress->second}};
+            out += "data: " + dump(c) + "\n\n";
           }
           for (const auto& [r, text] : merge(pieces))
             out += chunk({{r ? "reasoning_content" : "content", text}}, nullptr);

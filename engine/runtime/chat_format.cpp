@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "chat_template/reasoning.h"
@@ -117,6 +118,122 @@ Result<std::vector<std::int32_t>> ChatFormatter::encode(const std::vector<ChatMe
   DAY0_ASSIGN_OR_RETURN(const std::string text, render(messages, add_generation_prompt));
   DAY0_ASSIGN_OR_RETURN(const auto ids, tokenizer_.encode(text, /*add_special_tokens=*/false));
   return std::vector<std::int32_t>(ids.begin(), ids.end());
+}
+
+
+const char* context_overflow_name(ContextOverflow policy) {
+  switch (policy) {
+    case ContextOverflow::stop: return "stop";
+    case ContextOverflow::truncate_middle: return "truncate-middle";
+    case ContextOverflow::rolling_window: return "rolling-window";
+  }
+  return "stop";
+}
+
+std::optional<ContextOverflow> parse_context_overflow(std::string_view name) {
+  if (name == "stop") return ContextOverflow::stop;
+  if (name == "truncate-middle" || name == "truncate_middle" || name == "truncate") return ContextOverflow::truncate_middle;
+  if (name == "rolling-window" || name == "rolling_window" || name == "rolling") return ContextOverflow::rolling_window;
+  return std::nullopt;
+}
+
+Result<FittedPrompt> ChatFormatter::encode_fitting(const std::vector<ChatMessage>& messages, std::int64_t max_context,
+                                                   std::int64_t reserve, ContextOverflow policy) const {
+  FittedPrompt out;
+  DAY0_ASSIGN_OR_RETURN(out.tokens, encode(messages, true));
+  out.full_tokens = static_cast<std::int64_t>(out.tokens.size());
+  for (std::size_t i = 0; i < messages.size(); ++i) out.kept.push_back(i);
+  if (policy == ContextOverflow::stop || max_context <= 0) {
+    out.fits = max_context <= 0 || out.full_tokens < max_context;
+    return out;
+  }
+  const std::int64_t budget = max_context - std::clamp<std::int64_t>(reserve, 1, std::max<std::int64_t>(1, max_context / 2));
+  if (out.full_tokens <= budget) return out;
+
+  // The system prompt (leading system or developer messages), then turns: each starts at a user
+  // message (whatever precedes the first one belongs to the first turn).
+  std::size_t head = 0;
+  while (head < messages.size() && (messages[head].role == "system" || messages[head].role == "developer")) ++head;
+  std::vector<std::size_t> starts;
+  for (std::size_t i = head; i < messages.size(); ++i)
+    if (i == head || messages[i].role == "user") starts.push_back(i);
+  const std::size_t turns = starts.size();
+  const auto turn_end = [&](std::size_t t) { return t + 1 < turns ? starts[t + 1] : messages.size(); };
+  out.fits = false;
+  if (turns <= 1) return out;  // nothing that may be left out
+
+  // Estimates (each message's text alone, plus a few tokens of markup) pick where to start;
+  // the prompt is then encoded and the choice corrected against the real count.
+  std::vector<std::int64_t> cost(turns, 0);
+  std::int64_t estimated = 0;
+  for (std::size_t t = 0; t < turns; ++t) {
+    for (std::size_t i = starts[t]; i < turn_end(t); ++i) {
+      DAY0_ASSIGN_OR_RETURN(const auto ids, tokenizer_.encode(messages[i].content, /*add_special_tokens=*/false));
+      cost[t] += static_cast<std::int64_t>(ids.size()) + 4;
+    }
+    estimated += cost[t];
+  }
+  const std::int64_t overhead = std::max<std::int64_t>(0, out.full_tokens - estimated);
+
+  // Keeps the system prompt, the first turn when `first`, and turns from `from` on.
+  const auto attempt = [&](bool first, std::size_t from, FittedPrompt* fitted) -> Status {
+    std::vector<ChatMessage> chosen;
+    fitted->kept.clear();
+    const auto take = [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) {
+        chosen.push_back(messages[i]);
+        fitted->kept.push_back(i);
+      }
+    };
+    take(0, head);
+    if (first) take(starts[0], turn_end(0));
+    take(starts[from], messages.size());
+    DAY0_ASSIGN_OR_RETURN(fitted->tokens, encode(chosen, true));
+    fitted->dropped = messages.size() - fitted->kept.size();
+    fitted->full_tokens = out.full_tokens;
+    fitted->fits = static_cast<std::int64_t>(fitted->tokens.size()) <= budget;
+    return Status::ok();
+  };
+  // The smallest `from` (>= lowest) that fits, starting from the estimate and walking both ways.
+  const auto search = [&](bool first, std::size_t lowest, FittedPrompt* best) -> Status {
+    std::int64_t sum = overhead + (first ? cost[0] : 0);
+    std::size_t from = turns - 1;
+    for (std::size_t t = turns - 1; t >= lowest; --t) {
+      if (sum + cost[t] > budget) break;
+      sum += cost[t];
+      from = t;
+      if (t == 0) break;
+    }
+    from = std::max(from, lowest);
+    FittedPrompt fitted;
+    if (Status s = attempt(first, from, &fitted); !s.is_ok()) return s;
+    while (!fitted.fits && from + 1 < turns) {
+      if (Status s = attempt(first, ++from, &fitted); !s.is_ok()) return s;
+    }
+    if (!fitted.fits) {
+      *best = std::move(fitted);
+      return Status::ok();
+    }
+    while (from > lowest) {
+      FittedPrompt more;
+      if (Status s = attempt(first, from - 1, &more); !s.is_ok()) return s;
+      if (!more.fits) break;
+      fitted = std::move(more);
+      --from;
+    }
+    *best = std::move(fitted);
+    return Status::ok();
+  };
+
+  FittedPrompt best;
+  best.fits = false;
+  if (policy == ContextOverflow::truncate_middle && turns >= 3) {
+    if (Status s = search(true, 2, &best); !s.is_ok()) return s;
+    if (best.fits) return best;
+  }
+  // Rolling window (or the middle could not be cut with the first turn kept).
+  if (Status s = search(false, 1, &best); !s.is_ok()) return s;
+  return best;
 }
 
 }  // namespace day0

@@ -336,6 +336,14 @@ class EngineImpl final : public Engine {
       if (Status s = model.begin_picking(request.sampling, context); !s.is_ok()) return fail(s);
     std::int32_t device_next = -1;
     std::size_t fed = common;
+    const auto progress = [&] {
+      Event e;
+      e.kind = Event::Kind::progress;
+      e.prefill_done = static_cast<std::int64_t>(fed - common);
+      e.prefill_total = static_cast<std::int64_t>(context.size() - common);
+      emit(e);
+    };
+    progress();
     while (fed < context.size()) {
       if (handle.cancelled.load()) break;
       // Tokens per prefill step (the model's choice); cancel is checked between steps.
@@ -361,6 +369,7 @@ class EngineImpl final : public Engine {
       session.keys.insert(session.keys.end(), prompt->keys.begin() + static_cast<std::ptrdiff_t>(fed),
                           prompt->keys.begin() + static_cast<std::ptrdiff_t>(fed + n));
       fed += n;
+      progress();
     }
     if (!device_pick && fed == context.size())
       if (Status s = check_finite(logits, static_cast<std::int64_t>(fed)); !s.is_ok()) return fail(s);

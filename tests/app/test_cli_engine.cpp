@@ -244,6 +244,52 @@ class TestCliEngine : public QObject {
     QCOMPARE(ok.exitCode(), 0);
   }
 
+  // A conversation longer than the context (--context 1024): truncate-middle (the default) and
+  // rolling-window leave earlier messages out and say so, every turn is answered; stop fails the
+  // turns that do not fit and the run exits with 1. Piped, no prefill status line is written.
+  void chatContextOverflowPolicies() {
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    QCOMPARE(run_program(kCli, {"make-demo-model", demo}, quiet_env()).exit_code, 0);
+    QByteArray input;
+    quint32 x = 5;
+    for (int line = 0; line < 8; ++line) {
+      for (int i = 0; i < 400; ++i) {
+        x = x * 1103515245u + 12345u;
+        input += "abcdefghijklmnopqrstuvwxyz "[(x >> 16) % 27];
+      }
+      input += '\n';
+    }
+    const auto run = [&](const QStringList& policy) {
+      QProcess p;
+      p.setProcessEnvironment(quiet_env());
+      p.start(kCli, QStringList{"chat", demo, "--context", "1024", "--max-new-tokens", "4", "--threads", "2",
+                                "--no-history", "--system", "Be brief."} +
+                        policy);
+      p.waitForStarted();
+      p.write(input);
+      p.closeWriteChannel();
+      p.waitForFinished(120000);
+      return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
+    };
+    for (const QStringList& policy :
+         {QStringList{}, QStringList{"--context-overflow", "truncate-middle"}, QStringList{"--context-overflow", "rolling"}}) {
+      const auto [code, err] = run(policy);
+      QVERIFY2(code == 0, qPrintable(err));
+      QCOMPARE(err.count(QRegularExpression(R"(\[\d+ tokens, )")), 8);
+      QVERIFY2(err.contains(QRegularExpression(R"(\(\d+ earlier messages left out to fit the context\))")),
+               qPrintable(err));
+      QVERIFY(!err.contains("Reading the prompt"));
+    }
+    const auto [code, err] = run({"--context-overflow", "stop"});
+    QCOMPARE(code, 1);
+    QVERIFY2(err.contains("tokens long and the model's context holds 1024"), qPrintable(err));
+    QVERIFY(!err.contains("left out"));
+    QVERIFY(err.count(QRegularExpression(R"(\[\d+ tokens, )")) < 8);
+    // A policy it does not know is refused at once.
+    QCOMPARE(run({"--context-overflow", "sideways"}).first, 2);
+  }
+
   // SIGINT stops the reply in progress (here still in a long prefill): the piped run ends with
   // 130 at once, the message and the stopped reply saved.
   void chatSigintStopsTheReply() {

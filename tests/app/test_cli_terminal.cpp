@@ -206,9 +206,17 @@ class TestCliTerminal : public QObject {
       prompt += "abcdefghijklmnopqrstuvwxyz "[(x >> 16) % 27];
     }
     QVERIFY(child.expect("\x1b[200~" + prompt + "\x1b[201~\r", prompt.substr(prompt.size() - 20) + "\r\n"));
+    // While the prompt is read, a status line on stderr (a terminal here) says how far.
+    QVERIFY2(child.expect("", "Reading the prompt: ", 15000), child.since().c_str());
+    QVERIFY2(child.expect("", " tokens (", 15000), child.since().c_str());
     QTest::qWait(1000);
     const auto start = std::chrono::steady_clock::now();
     QVERIFY2(child.expect("\x03", "cancelled", 15000), child.since().c_str());
+    // The line is cleared before the reply's end is shown.
+    const std::size_t last_status = child.output.rfind("Reading the prompt: ");
+    const std::size_t cleared = child.output.find("\r\x1b[K", last_status);
+    QVERIFY2(cleared != std::string::npos && cleared < child.output.find("cancelled", last_status),
+             child.output.substr(last_status).c_str());
     QVERIFY(child.expect("", "reply stopped"));
     QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
     QVERIFY(child.expect("", "> "));

@@ -78,6 +78,22 @@ class TestChatRequest : public QObject {
     QCOMPARE(r->stop, std::vector<std::string>{"END"});
   }
 
+  // Day0's extensions: off unless asked for.
+  void extensions() {
+    ApiError e;
+    auto r = parse_chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", {}, &e);
+    QVERIFY(r.has_value());
+    QVERIFY(!r->include_progress);
+    QCOMPARE(r->context_overflow, day0::ContextOverflow::stop);
+    r = parse_chat_request(
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true,"
+        "\"stream_options\":{\"include_progress\":true},\"context_overflow\":\"rolling-window\"}",
+        {}, &e);
+    QVERIFY(r.has_value());
+    QVERIFY(r->include_progress);
+    QCOMPARE(r->context_overflow, day0::ContextOverflow::rolling_window);
+  }
+
   void rejected_data() {
     QTest::addColumn<QString>("body");
     QTest::addColumn<QString>("param");
@@ -183,6 +199,15 @@ class TestChatRequest : public QObject {
     QTest::newRow("n") << "{" + m + ",\"n\":3}"
                        << "n"
                        << "invalid_value";
+    QTest::newRow("overflow policy") << "{" + m + ",\"context_overflow\":\"sideways\"}"
+                                     << "context_overflow"
+                                     << "invalid_value";
+    QTest::newRow("overflow type") << "{" + m + ",\"context_overflow\":3}"
+                                   << "context_overflow"
+                                   << "invalid_value";
+    QTest::newRow("progress type") << "{" + m + ",\"stream_options\":{\"include_progress\":1}}"
+                                   << "stream_options.include_progress"
+                                   << "invalid_type";
     QTest::newRow("unknown") << "{" + m + ",\"temperatur\":1}"
                              << "temperatur"
                              << "unknown_parameter";

@@ -173,6 +173,103 @@ class TestOpenAiServer : public QObject {
   }
 
   // The raw event stream: chunks, the usage chunk with no choices, then [DONE].
+  // Day0's extensions: stream_options.include_progress streams the prompt's reading before the
+  // reply; context_overflow leaves earlier turns out (a second server holds 1024 positions).
+  void prefillProgressAndContextOverflow() {
+    QProcess small;
+    small.setProcessEnvironment(day0::test::quiet_env());
+    small.start(kCli, {"serve", "--model", QString::fromStdString(kModel), "--port", "0", "--model-name", "demo",
+                       "--threads", "2", "--context", "1024"});
+    QVERIFY(small.waitForStarted(10000));
+    QString line;
+    for (int i = 0; i < 300 && !line.contains("/v1"); ++i) {
+      small.waitForReadyRead(100);
+      line += QString::fromUtf8(small.readAllStandardOutput());
+    }
+    const auto m = QRegularExpression("http://127\\.0\\.0\\.1:(\\d+)/v1").match(line);
+    QVERIFY2(m.hasMatch(), qPrintable(line + QString::fromUtf8(small.readAllStandardError())));
+    httplib::Client c("127.0.0.1", m.captured(1).toInt());
+    c.set_read_timeout(60);
+    std::string text;
+    quint32 x = 9;
+    const auto words = [&](int n) {
+      std::string s;
+      for (int i = 0; i < n; ++i) {
+        x = x * 1103515245u + 12345u;
+        s += "abcdefghijklmnopqrstuvwxyz "[(x >> 16) % 27];
+      }
+      return s;
+    };
+    const auto events_of = [](const std::string& body) {
+      std::vector<json> out;
+      for (std::size_t at = 0; at < body.size();) {
+        const std::size_t end = body.find("\n\n", at);
+        if (end == std::string::npos) break;
+        const std::string event = body.substr(at, end - at);
+        at = end + 2;
+        if (event.rfind("data: {", 0) == 0) out.push_back(json::parse(event.substr(6)));
+      }
+      return out;
+    };
+
+    json request = {{"messages", {{{"role", "user"}, {"content", words(600)}}}},
+                    {"stream", true},
+                    {"stream_options", {{"include_progress", true}}},
+                    {"max_tokens", 3}};
+    auto res = c.Post("/v1/chat/completions", request.dump(), "application/json");
+    QVERIFY(res && res->status == 200);
+    std::int64_t total = -1, last_done = -1;
+    bool content_seen = false;
+    int progress_chunks = 0;
+    for (const json& e : events_of(res->body)) {
+      if (e.contains("prefill")) {
+        QVERIFY2(!content_seen, res->body.c_str());
+        QVERIFY(e["choices"].empty());
+        const std::int64_t done = e["prefill"]["done"], t = e["prefill"]["total"];
+        if (total < 0) total = t;
+        QCOMPARE(t, total);
+        QVERIFY(done >= last_done && done <= total);
+        last_done = done;
+        ++progress_chunks;
+      } else if (!e["choices"].empty() && e["choices"][0]["delta"].contains("content") &&
+                 !e["choices"][0]["delta"]["content"].get<std::string>().empty()) {
+        content_seen = true;
+      }
+    }
+    QVERIFY2(progress_chunks >= 1 && total > 256 && last_done == total, res->body.c_str());
+    // Not asked: no progress chunks.
+    request["stream_options"] = {{"include_usage", true}};
+    res = c.Post("/v1/chat/completions", request.dump(), "application/json");
+    QVERIFY(res && res->status == 200);
+    QVERIFY(res->body.find("\"prefill\"") == std::string::npos);
+
+    // A conversation past the context.
+    json messages = json::array({{{"role", "system"}, {"content", "Be brief."}}});
+    for (int i = 0; i < 6; ++i) {
+      messages.push_back({{"role", "user"}, {"content", words(300)}});
+      messages.push_back({{"role", "assistant"}, {"content", words(100)}});
+    }
+    messages.push_back({{"role", "user"}, {"content", "and now?"}});
+    json overflow = {{"messages", messages}, {"max_tokens", 4}};
+    res = c.Post("/v1/chat/completions", overflow.dump(), "application/json");
+    expect_error(res, 400, "context_length_exceeded");
+    for (const char* policy : {"rolling-window", "truncate-middle"}) {
+      overflow["context_overflow"] = policy;
+      res = c.Post("/v1/chat/completions", overflow.dump(), "application/json");
+      QVERIFY(res);
+      QVERIFY2(res->status == 200, res->body.c_str());
+      const json body = json::parse(res->body);
+      const int dropped = body["context_overflow"]["dropped_messages"].get<int>();
+      QVERIFY2(dropped > 0 && dropped % 2 == 0 && dropped < 12, res->body.c_str());  // whole turns
+      QCOMPARE(res->get_header_value("X-Day0-Dropped-Messages"), std::to_string(dropped));
+      QVERIFY(body["usage"]["prompt_tokens"].get<int>() <= 1024 - 4);
+    }
+    overflow["context_overflow"] = "sideways";
+    expect_error(c.Post("/v1/chat/completions", overflow.dump(), "application/json"), 400, "invalid_value");
+    small.terminate();
+    QVERIFY(small.waitForFinished(15000));
+  }
+
   void rawEventStream() {
     std::string body;
     auto res = http()->Post("/v1/chat/completions",

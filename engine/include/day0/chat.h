@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,26 @@ class OutputSplitter {
   std::unique_ptr<Impl> impl_;
 };
 
+// What happens when a conversation does not fit the model's context (with room for the reply):
+// stop (the turn fails), truncate_middle (keep the system prompt, the first turn and the most
+// recent turns that fit; whole turns in the middle are left out), rolling_window (keep the
+// system prompt and the most recent turns that fit). A turn is a user message with what follows
+// it up to the next user message. Leaving turns out of a prompt never changes the history.
+enum class ContextOverflow { stop, truncate_middle, rolling_window };
+const char* context_overflow_name(ContextOverflow policy);  // "stop", "truncate-middle", "rolling-window"
+// Also accepts "truncate_middle", "rolling_window", "truncate", "rolling"; nullopt otherwise.
+std::optional<ContextOverflow> parse_context_overflow(std::string_view name);
+
+struct FittedPrompt {
+  std::vector<std::int32_t> tokens;  // the prompt (with the generation prompt)
+  std::vector<std::size_t> kept;     // indices of the messages in it, in order
+  std::size_t dropped = 0;           // messages left out
+  std::int64_t full_tokens = 0;      // the whole conversation's prompt length
+  // False when it still does not fit: under stop, the whole conversation reaches max_context;
+  // otherwise the system prompt and the last turn alone leave no room for the reply.
+  bool fits = true;
+};
+
 class ChatFormatter {
  public:
   // Reads tokenizer.json, the chat template and tokenizer_config.json's special tokens.
@@ -48,6 +69,12 @@ class ChatFormatter {
   Result<std::string> render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   // render() tokenized without adding special tokens again (the template already has them).
   Result<std::vector<std::int32_t>> encode(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+
+  // encode(messages, true) made to fit `max_context` positions under `policy`: under stop it
+  // fits while shorter than max_context (the reply takes what is left); the other policies leave
+  // out whole turns until `reserve` positions (room for the reply, at most half the context) stay free.
+  Result<FittedPrompt> encode_fitting(const std::vector<ChatMessage>& messages, std::int64_t max_context,
+                                      std::int64_t reserve, ContextOverflow policy) const;
 
   const Tokenizer& tokenizer() const { return tokenizer_; }
   // Ids that end an assistant turn besides the model's EOS ids (e.g. gpt-oss's <|return|>,

@@ -3,7 +3,8 @@
 // a Session is one conversation's state (its caches live across turns); a Request asks a
 // session to continue from a token context and streams Events back. Callers never block on
 // generation: submit() returns at once, events arrive on the engine thread (the app's bridge
-// turns them into queued signals), and cancel() takes effect within one decode step.
+// turns them into queued signals), and cancel() takes effect within one decode step (or one
+// prefill chunk while the prompt is read).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -111,8 +112,15 @@ struct OutputPiece {
 };
 
 struct Event {
-  enum class Kind { token, done, error } kind = Kind::token;
+  // progress: how far the prompt's prefill has come, sent before the first chunk is fed (0 of
+  // the total) and after each chunk (cancel() is honoured between chunks); tokens follow, then
+  // done or error. A request that fails before prefilling sends none.
+  enum class Kind { token, done, error, progress } kind = Kind::token;
   std::int32_t token = -1;  // Kind::token
+  // Kind::progress: prompt tokens fed so far and to feed in all (the context less what the
+  // session's cache already held).
+  std::int64_t prefill_done = 0;
+  std::int64_t prefill_total = 0;
   // Text settled by this event, split by channel, when the model folder has a tokenizer: a
   // token's text (often empty while a UTF-8 character or a marker is incomplete), and on done
   // the rest. End-of-turn tokens add no text.

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "day0/chat.h"
 #include "day0/engine.h"
 #include "day0/tokenizer.h"
 
@@ -146,6 +147,166 @@ class TestEngineSession : public QObject {
     QCOMPARE(last.reason, DoneReason::cancelled);
     QCOMPARE(tokens.load(), 3);
     QCOMPARE(last.stats.generated_tokens, std::int64_t{3});
+  }
+
+  // Progress while the prompt is read: 0 of the total first, then after every chunk, all before
+  // the first token; a follow-up counts only what the cache did not hold.
+  void prefillProgressPrecedesTokens() {
+    auto session = engine_->new_session(model_);
+    Request r;
+    r.context = prompt(600, 11);
+    r.stop.max_new_tokens = 3;
+    r.stop.stop_at_eos = false;
+    std::vector<Event> events;
+    engine_->submit(session, r, [&](const Event& e) { events.push_back(e); })->wait();
+    QVERIFY(!events.empty());
+    QCOMPARE(events.back().kind, Event::Kind::done);
+    std::vector<std::pair<std::int64_t, std::int64_t>> progress;
+    std::size_t first_token = events.size();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (events[i].kind == Event::Kind::progress) {
+        QVERIFY2(i < first_token, "a progress event after a token");
+        progress.emplace_back(events[i].prefill_done, events[i].prefill_total);
+      } else if (events[i].kind == Event::Kind::token && first_token == events.size()) {
+        first_token = i;
+      }
+    }
+    QCOMPARE(first_token, std::size_t{progress.size()});
+    // 600 tokens in chunks of 256: 0, 256, 512, 600.
+    const std::vector<std::pair<std::int64_t, std::int64_t>> expected{{0, 600}, {256, 600}, {512, 600}, {600, 600}};
+    QCOMPARE(progress, expected);
+    QCOMPARE(events.back().stats.prefilled_tokens, std::int64_t{600});
+
+    auto more = r.context;
+    const auto tail = prompt(40, 5);
+    more.insert(more.end(), tail.begin(), tail.end());
+    r.context = more;
+    events.clear();
+    engine_->submit(session, r, [&](const Event& e) { events.push_back(e); })->wait();
+    QCOMPARE(events.back().kind, Event::Kind::done);
+    const std::int64_t fresh = 640 - events.back().stats.reused_tokens;
+    QVERIFY(fresh > 0 && fresh < 256);
+    QCOMPARE(events.front().kind, Event::Kind::progress);
+    QCOMPARE(events.front().prefill_done, std::int64_t{0});
+    QCOMPARE(events.front().prefill_total, fresh);
+    QCOMPARE(events[1].kind, Event::Kind::progress);
+    QCOMPARE(events[1].prefill_done, fresh);
+    QCOMPARE(events[2].kind, Event::Kind::token);
+  }
+
+  // Cancel while the prompt is read: it stops between chunks, with no token.
+  void cancelDuringPrefill() {
+    auto session = engine_->new_session(model_);
+    Request r;
+    r.context = prompt(1200, 17);
+    r.stop.max_new_tokens = 4;
+    std::shared_ptr<RequestHandle> handle;
+    std::mutex m;
+    std::condition_variable cv;
+    bool have_handle = false;
+    std::vector<Event> events;
+    handle = engine_->submit(session, r, [&](const Event& e) {
+      {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return have_handle; });
+      }
+      events.push_back(e);
+      if (e.kind == Event::Kind::progress && e.prefill_done == 256) handle->cancel();
+    });
+    {
+      std::lock_guard lock(m);
+      have_handle = true;
+    }
+    cv.notify_all();
+    handle->wait();
+    QCOMPARE(events.back().kind, Event::Kind::done);
+    QCOMPARE(events.back().reason, DoneReason::cancelled);
+    QCOMPARE(events.back().stats.generated_tokens, std::int64_t{0});
+    QCOMPARE(events.back().stats.prefilled_tokens, std::int64_t{256});
+    for (const auto& e : events) QVERIFY(e.kind != Event::Kind::token);
+    QCOMPARE(session_length(*session), std::int64_t{256});
+  }
+
+  // Fitting a conversation into a context: the policies keep the right turns, the system prompt
+  // always, and as many recent turns as fit.
+  void encodeFittingKeepsTheRightTurns() {
+    auto formatter = ChatFormatter::load(std::filesystem::path(DAY0_SOURCE_DIR) / "resources/demo-model");
+    QVERIFY2(formatter.is_ok(), formatter.status().message().c_str());
+    std::vector<ChatMessage> messages{{"system", "You are terse.", ""}};
+    for (int i = 0; i < 10; ++i) {
+      messages.push_back({"user", "question " + std::to_string(i) + std::string(40, 'q'), ""});
+      messages.push_back({"assistant", "answer " + std::to_string(i) + std::string(40, 'a'), ""});
+    }
+    messages.push_back({"user", "the last question", ""});
+    const auto full = formatter->encode(messages, true);
+    QVERIFY(full.is_ok());
+    const auto whole = static_cast<std::int64_t>(full->size());
+    const std::int64_t reserve = 16;
+    const std::int64_t context = whole / 2 + reserve;
+    const auto budget = context - reserve;
+    const auto length = [&](const std::vector<std::size_t>& kept) {
+      std::vector<ChatMessage> chosen;
+      for (const auto i : kept) chosen.push_back(messages[i]);
+      return static_cast<std::int64_t>(formatter->encode(chosen, true)->size());
+    };
+
+    // Room enough: everything, untouched.
+    auto all = formatter->encode_fitting(messages, whole + reserve, reserve, ContextOverflow::rolling_window);
+    QVERIFY(all.is_ok() && all->fits);
+    QCOMPARE(all->dropped, std::size_t{0});
+    QCOMPARE(all->tokens, *full);
+
+    auto stop = formatter->encode_fitting(messages, context, reserve, ContextOverflow::stop);
+    QVERIFY(stop.is_ok());
+    QVERIFY(!stop->fits);
+    QCOMPARE(stop->full_tokens, whole);
+    QCOMPARE(stop->kept.size(), messages.size());
+
+    auto middle = formatter->encode_fitting(messages, context, reserve, ContextOverflow::truncate_middle);
+    QVERIFY(middle.is_ok());
+    QVERIFY(middle->fits);
+    QVERIFY(middle->dropped > 0);
+    QCOMPARE(middle->kept.size() + middle->dropped, messages.size());
+    QVERIFY(static_cast<std::int64_t>(middle->tokens.size()) <= budget);
+    QCOMPARE(static_cast<std::int64_t>(middle->tokens.size()), length(middle->kept));
+    // System prompt and first turn, then a run of whole turns up to the last message.
+    QCOMPARE(middle->kept[0], std::size_t{0});
+    QCOMPARE(middle->kept[1], std::size_t{1});
+    QCOMPARE(middle->kept[2], std::size_t{2});
+    const std::size_t from = middle->kept[3];
+    QVERIFY(from > 3);
+    QCOMPARE(messages[from].role, std::string("user"));
+    for (std::size_t k = 3; k < middle->kept.size(); ++k) QCOMPARE(middle->kept[k], from + (k - 3));
+    QCOMPARE(middle->kept.back(), messages.size() - 1);
+    // One more turn would not have fit.
+    std::vector<std::size_t> bigger{0, 1, 2, from - 2, from - 1};
+    bigger.insert(bigger.end(), middle->kept.begin() + 3, middle->kept.end());
+    QVERIFY(length(bigger) > budget);
+
+    auto rolling = formatter->encode_fitting(messages, context, reserve, ContextOverflow::rolling_window);
+    QVERIFY(rolling.is_ok());
+    QVERIFY(rolling->fits);
+    QCOMPARE(rolling->kept[0], std::size_t{0});
+    const std::size_t start = rolling->kept[1];
+    QVERIFY(start > 1);
+    QCOMPARE(messages[start].role, std::string("user"));
+    for (std::size_t k = 1; k < rolling->kept.size(); ++k) QCOMPARE(rolling->kept[k], start + (k - 1));
+    QVERIFY(static_cast<std::int64_t>(rolling->tokens.size()) <= budget);
+    std::vector<std::size_t> wider{0, start - 2, start - 1};
+    wider.insert(wider.end(), rolling->kept.begin() + 1, rolling->kept.end());
+    QVERIFY(length(wider) > budget);
+    // Rolling keeps at least as many recent messages as truncate-middle does.
+    QVERIFY(rolling->kept.size() - 1 >= middle->kept.size() - 3);
+
+    // Not even the system prompt and the last message fit: said, not crashed.
+    auto tiny = formatter->encode_fitting(messages, 12, 4, ContextOverflow::truncate_middle);
+    QVERIFY(tiny.is_ok());
+    QVERIFY(!tiny->fits);
+
+    QCOMPARE(parse_context_overflow("rolling"), std::optional(ContextOverflow::rolling_window));
+    QCOMPARE(parse_context_overflow("truncate-middle"), std::optional(ContextOverflow::truncate_middle));
+    QVERIFY(!parse_context_overflow("sideways"));
+    QCOMPARE(std::string(context_overflow_name(ContextOverflow::rolling_window)), std::string("rolling-window"));
   }
 
   void errorsArriveAsEvents() {
