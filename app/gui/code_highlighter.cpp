@@ -591,22 +591,44 @@ QString highlight_html(const QString& code, const QString& language, const Rende
   return html;
 }
 
+namespace {
+
+RenderPalette make_palette(bool dark) {
+  RenderPalette p;
+  const auto c = [dark](const char* light_color, const char* dark_color) {
+    return QColor(QLatin1String(dark ? dark_color : light_color));
+  };
+  // The first six are Theme.qml's text, textMuted, link, borderStrong, surfaceAlt/hover and codeText.
+  p.text = c("#1c1e23", "#e9eaee");
+  p.muted = c("#6a6f7c", "#9b9ea9");
+  p.link = c("#3b4ad8", "#a2abff");
+  p.border = c("#cdd1d9", "#464954");
+  p.inlineCodeBackground = c("#eceef2", "#2a2c33");
+  p.codeText = c("#24292f", "#d7dae0");
+  p.keyword = c("#a626a4", "#c678dd");
+  p.type = c("#b35900", "#e5c07b");
+  p.string = c("#2f7d32", "#98c379");
+  p.number = c("#986801", "#d19a66");
+  p.comment = c("#6e7781", "#7f848e");
+  p.function = c("#3b4ad8", "#61afef");
+  p.preprocessor = c("#b3261e", "#e06c75");
+  p.tag = c("#a0153e", "#e06c75");
+  p.attribute = c("#8250df", "#d19a66");
+  p.inserted = c("#1a7f37", "#98c379");
+  p.deleted = c("#cf222e", "#e06c75");
+  p.heading = c("#24292f", "#e9eaee");
+  return p;
+}
+
+}  // namespace
+
 const RenderPalette& RenderPalette::light() {
-  static const RenderPalette p{
-      QColor("#1c1e23"), QColor("#6a6f7c"), QColor("#3b4ad8"), QColor("#cdd1d9"), QColor("#f2f3f6"), QColor("#eceef2"),
-      QColor("#24292f"), QColor("#cdd1d9"),
-      // keyword, type, string, number, comment, function, preprocessor, tag, attribute, +, -, heading
-      QColor("#a626a4"), QColor("#b35900"), QColor("#2f7d32"), QColor("#986801"), QColor("#6e7781"), QColor("#3b4ad8"),
-      QColor("#b3261e"), QColor("#a0153e"), QColor("#8250df"), QColor("#1a7f37"), QColor("#cf222e"), QColor("#24292f")};
+  static const RenderPalette p = make_palette(false);
   return p;
 }
 
 const RenderPalette& RenderPalette::dark() {
-  static const RenderPalette p{QColor("#e9eaee"), QColor("#9b9ea9"), QColor("#a2abff"), QColor("#464954"),
-                               QColor("#2a2c33"), QColor("#2a2c33"), QColor("#d7dae0"), QColor("#5a5e6b"),
-                               QColor("#c678dd"), QColor("#e5c07b"), QColor("#98c379"), QColor("#d19a66"),
-                               QColor("#7f848e"), QColor("#61afef"), QColor("#e06c75"), QColor("#e06c75"),
-                               QColor("#d19a66"), QColor("#98c379"), QColor("#e06c75"), QColor("#e9eaee")};
+  static const RenderPalette p = make_palette(true);
   return p;
 }
 

@@ -32,7 +32,7 @@ struct CodeToken {
 
 // The colours of the code and of the rest of a rendered reply, for one theme.
 struct RenderPalette {
-  QColor text, muted, link, border, tableHeader, inlineCodeBackground, codeText, quoteBar;
+  QColor text, muted, link, border, inlineCodeBackground, codeText;
   QColor keyword, type, string, number, comment, function, preprocessor, tag, attribute, inserted, deleted, heading;
   static const RenderPalette& light();
   static const RenderPalette& dark();

@@ -114,9 +114,8 @@ void style_document(QTextDocument& doc, const RenderPalette& p) {
     table->setFormat(tf);
     for (int col = 0; col < table->columns(); ++col) {
       QTextTableCell cell = table->cellAt(0, col);
-      QTextCharFormat header = cell.format();
-      header.setBackground(p.tableHeader);
-      cell.setFormat(header);
+      // The header row is bold. (No background: the view paints a cell's background inside its
+      // padding only, a box around the text.)
       QTextCursor c = cell.firstCursorPosition();
       c.setPosition(cell.lastCursorPosition().position(), QTextCursor::KeepAnchor);
       QTextCharFormat bold;

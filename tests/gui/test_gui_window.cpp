@@ -383,6 +383,8 @@ class TestGuiWindow : public QObject {
     const int rows = blocks->rowCount();
     QVERIFY2(rows > 300, qPrintable(QString::number(rows)));
     const int shown = countItems("replyText") + countItems("codeText");
+    std::printf("a %lld-character reply of %d blocks opened in %lld ms with %d blocks shown and %d rendered\n",
+          static_cast<long long>(reply.size()), rows, static_cast<long long>(openedMs), shown, blocks->renderCount());
     // The view is ~700 px high: what is near it, not hundreds of blocks.
     QVERIFY2(shown < 60, qPrintable(QString("%1 of %2 blocks shown").arg(shown).arg(rows)));
     QVERIFY2(blocks->renderCount() <= shown + 10, qPrintable(QString::number(blocks->renderCount())));
