@@ -162,7 +162,9 @@ Item {
                 x: 16
                 y: 11
                 width: parent.width - 32
-                text: root.content
+                // Only a user message: a reply's text would be laid out again on every streamed
+                // chunk in this hidden item.
+                text: root.isUser ? root.content : ""
                 textFormat: TextEdit.PlainText
                 wrapMode: Text.Wrap
                 readOnly: true
@@ -348,7 +350,7 @@ Item {
                         TextEdit {
                             visible: root.reasoningOpen
                             Layout.fillWidth: true
-                            text: root.reasoning
+                            text: root.reasoningOpen ? root.reasoning : ""  // hidden: not laid out per chunk
                             textFormat: TextEdit.PlainText
                             wrapMode: Text.Wrap
                             readOnly: true
@@ -376,7 +378,7 @@ Item {
                             width: blockColumn.width
                             blocks: root.blocks
                             chat: root.chat
-                            shown: !blockColumn.lazy
+                            eager: !blockColumn.lazy
                         }
                         onItemAdded: Qt.callLater(root.relayout)
                         onItemRemoved: Qt.callLater(root.relayout)

@@ -18,7 +18,12 @@ Item {
     required property bool lastPart
     required property int chars
     required property int lines
-    property bool shown: true
+    // Rendered now (a short reply), or once shown (a long one: see MessageDelegate.revealBlocks).
+    // Once shown, a block stays shown, also when its reply grows past the threshold.
+    property bool eager: true
+    property bool shown: false
+    onEagerChanged: if (eager) shown = true
+    Component.onCompleted: if (eager) shown = true
     readonly property int pixelSize: Theme.fontBody + 1
 
     readonly property real estimatedHeight: kind === "code"

@@ -285,7 +285,7 @@ void MessageListModel::appendText(std::int64_t id, const QString& content, const
   if (!content.isEmpty()) {
     it->second.message.content += content.toStdString();
     it->second.blocks->append(content);
-    roles << ContentRole << BlocksRole;
+    roles << ContentRole;  // the blocks model is the same object: it reports its own changes
   }
   if (!reasoning.isEmpty()) {
     it->second.message.reasoning += reasoning.toStdString();
@@ -300,7 +300,7 @@ void MessageListModel::setText(std::int64_t id, const QString& content, const QS
   it->second.message.content = content.toStdString();
   it->second.message.reasoning = reasoning.toStdString();
   it->second.blocks->setText(content);
-  changed(id, {ContentRole, BlocksRole, ReasoningRole});
+  changed(id, {ContentRole, ReasoningRole});
 }
 
 void MessageListModel::setStreaming(std::int64_t id, bool streaming) {

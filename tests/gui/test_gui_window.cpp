@@ -3,6 +3,7 @@
 // the search, Ctrl+L the composer; and the QML loads without warnings in both themes.
 #include <QtQml/qqmlextensionplugin.h>
 #include <QElapsedTimer>
+#include <QPointer>
 #include <QQmlApplicationEngine>
 #include <QQmlComponent>
 #include <QQuickItem>
@@ -384,7 +385,8 @@ class TestGuiWindow : public QObject {
     QVERIFY2(rows > 300, qPrintable(QString::number(rows)));
     const int shown = countItems("replyText") + countItems("codeText");
     std::printf("a %lld-character reply of %d blocks opened in %lld ms with %d blocks shown and %d rendered\n",
-          static_cast<long long>(reply.size()), rows, static_cast<long long>(openedMs), shown, blocks->renderCount());
+                static_cast<long long>(reply.size()), rows, static_cast<long long>(openedMs), shown,
+                blocks->renderCount());
     // The view is ~700 px high: what is near it, not hundreds of blocks.
     QVERIFY2(shown < 60, qPrintable(QString("%1 of %2 blocks shown").arg(shown).arg(rows)));
     QVERIFY2(blocks->renderCount() <= shown + 10, qPrintable(QString::number(blocks->renderCount())));
@@ -408,6 +410,51 @@ class TestGuiWindow : public QObject {
     list->setProperty("contentY", delegate->y() + delegate->height() / 2);
     QTRY_VERIFY((window_->grabWindow(), middleShown()));  // a frame: the view lays out and reveals
     QVERIFY(countItems("replyText") + countItems("codeText") < rows / 2);
+  }
+
+  // Streaming into the view: the rendered blocks stay (the same items, rendered once) while
+  // the reply grows, also past the length where a reply starts to show its blocks lazily.
+  void streamingKeepsTheRenderedBlocks() {
+    const qint64 id = openCanned("Streaming", "First paragraph.");
+    QVERIFY(id != 0);
+    MessageListModel* messages = app_->chat()->messages();
+    MessageBlocks* blocks = nullptr;
+    QTRY_VERIFY((blocks = messages->blocksOf(id)) != nullptr);
+    const auto first = [this]() {
+      return findItem(window_->contentItem(), [](QQuickItem* i) {
+        return i->objectName() == QLatin1String("replyText") && i->property("source").toString() == "First paragraph.";
+      });
+    };
+    QTRY_VERIFY(first() != nullptr);
+    QPointer<QQuickItem> item = first();
+    const int rendersBefore = blocks->renderCount();
+    messages->setStreaming(id, true);
+    for (int i = 0; i < 400; ++i) {
+      messages->appendText(id, QString("\n\nParagraph %1 %2").arg(i).arg(QString("word ").repeated(30)), {});
+      if (i % 20 == 0) QCoreApplication::processEvents();
+    }
+    messages->setStreaming(id, false);
+    for (int i = 0; i < 3; ++i) {
+      window_->grabWindow();
+      QTest::qWait(30);
+    }
+    QVERIFY(blocks->text().size() > 24000);  // past the lazy threshold
+    // No item holds the whole reply as its text (a hidden one would lay it all out again on
+    // every chunk).
+    QQuickItem* delegate = item;
+    while (delegate != nullptr && !delegate->property("messageId").isValid()) delegate = delegate->parentItem();
+    QVERIFY(delegate);
+    QVERIFY(findItem(delegate, [&](QQuickItem* i) {
+              return i->property("text").toString().size() >= blocks->text().size() / 2;
+            }) == nullptr);
+    QVERIFY(item);  // the first block's item was kept...
+    QCOMPARE(first(), item.data());
+    // ...and each block was rendered at most a few times, not once per chunk for all of them.
+    QVERIFY2(blocks->renderCount() - rendersBefore <= 2 * 400 + 5, qPrintable(QString::number(blocks->renderCount())));
+    QTRY_VERIFY((window_->grabWindow(), findItem(window_->contentItem(), [](QQuickItem* i) {
+                                          return i->objectName() == QLatin1String("replyText") &&
+                                                 i->property("source").toString().startsWith("Paragraph 399 ");
+                                        }) != nullptr));
   }
 
   void bothThemesRenderWithoutWarnings() {
