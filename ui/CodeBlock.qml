@@ -2,13 +2,16 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// A fenced code block: language label, Copy button, monospace text that scrolls sideways.
+// A fenced code block: language label, Copy button, highlighted monospace text (rich text made
+// in C++) that scrolls sideways. A long block is several of these: the later parts have no header.
 Rectangle {
     id: block
-    required property string code
+    required property string html
     required property string language
     required property QtObject chat
+    property bool showHeader: true
     property bool copied: false
+    signal copyRequested()
 
     implicitHeight: column.implicitHeight
     radius: 10
@@ -21,6 +24,7 @@ Rectangle {
         width: parent.width
         spacing: 0
         Rectangle {
+            visible: block.showHeader
             Layout.fillWidth: true
             implicitHeight: 34
             color: Theme.codeHeader
@@ -45,7 +49,7 @@ Rectangle {
                     font.pixelSize: Theme.fontSmall
                     Accessible.name: qsTr("Copy code")
                     background: Rectangle { radius: 6; color: parent.hovered ? Theme.hover : "transparent" }
-                    onClicked: { block.chat.copyText(block.code); block.copied = true; copiedTimer.restart() }
+                    onClicked: { block.copyRequested(); block.copied = true; copiedTimer.restart() }
                 }
             }
         }
@@ -59,9 +63,11 @@ Rectangle {
             ScrollBar.horizontal: ScrollBar { policy: ScrollBar.AsNeeded }
             TextEdit {
                 id: codeText
+                objectName: "codeText"
                 x: 14
                 y: 12
-                text: block.code
+                text: block.html
+                textFormat: TextEdit.RichText
                 readOnly: true
                 selectByMouse: true
                 font.family: Theme.monoFamily

@@ -31,6 +31,45 @@ Item {
     property bool editing: false
     property bool reasoningOpen: false
     readonly property real maxWidth: Math.min(width - 48, 760)
+    // Replies longer than this show their blocks as they come near the view.
+    readonly property int lazyThreshold: 24000
+    readonly property real revealMargin: 1200
+
+    // Shows the blocks of a long reply that are within revealMargin of the view (once shown, a
+    // block stays). Positions are laid out first; blocks not yet shown hold an estimated height.
+    // Lays the reply out now. A delegate made while the view is replacing its rows (another
+    // conversation opens) can miss the layouts' polish on Qt 6.4: its blocks would stay at zero
+    // width until something else changes.
+    function relayout() {
+        blockColumn.forceLayout()
+        answerColumn.ensurePolished()
+        replyRow.ensurePolished()
+        column.ensurePolished()
+        if (blockColumn.lazy) revealBlocks()
+    }
+    Component.onCompleted: if (!isUser) Qt.callLater(relayout)
+
+    function revealBlocks() {
+        const view = ListView.view
+        // Offsets from the blocks' own heights (estimated until shown): the Column may not be
+        // laid out yet, or not at all while the page is hidden.
+        let y = root.y + column.y + blockColumn.mapToItem(column, 0, 0).y
+        const top = view ? view.contentY - revealMargin : -Infinity
+        const bottom = view ? view.contentY + view.height + revealMargin : Infinity
+        for (let i = 0; i < blockRepeater.count && y <= bottom; ++i) {
+            const item = blockRepeater.itemAt(i)
+            if (item === null) continue
+            const h = item.implicitHeight
+            if (!item.shown && y + h >= top) item.shown = true
+            y += h + blockColumn.spacing
+        }
+    }
+    Connections {
+        target: root.ListView.view
+        enabled: blockColumn.lazy
+        function onContentYChanged() { Qt.callLater(root.revealBlocks) }
+        function onHeightChanged() { Qt.callLater(root.revealBlocks) }
+    }
 
     implicitHeight: column.implicitHeight + 20
     width: ListView.view ? ListView.view.width : 600
@@ -123,7 +162,9 @@ Item {
                 x: 16
                 y: 11
                 width: parent.width - 32
-                text: root.content
+                // Only a user message: a reply's text would be laid out again on every streamed
+                // chunk in this hidden item.
+                text: root.isUser ? root.content : ""
                 textFormat: TextEdit.PlainText
                 wrapMode: Text.Wrap
                 readOnly: true
@@ -246,6 +287,7 @@ Item {
 
         // A reply: reasoning, then the answer.
         RowLayout {
+            id: replyRow
             visible: !root.isUser
             Layout.fillWidth: true
             spacing: 14
@@ -264,6 +306,7 @@ Item {
                 }
             }
             ColumnLayout {
+                id: answerColumn
                 Layout.fillWidth: true
                 spacing: 8
 
@@ -307,7 +350,7 @@ Item {
                         TextEdit {
                             visible: root.reasoningOpen
                             Layout.fillWidth: true
-                            text: root.reasoning
+                            text: root.reasoningOpen ? root.reasoning : ""  // hidden: not laid out per chunk
                             textFormat: TextEdit.PlainText
                             wrapMode: Text.Wrap
                             readOnly: true
@@ -319,50 +362,28 @@ Item {
                     }
                 }
 
-                Repeater {
-                    model: root.blocks
-                    delegate: Loader {
-                        required property var modelData
-                        Layout.fillWidth: true
-                        sourceComponent: modelData.kind === "code" ? codeComponent : proseComponent
-                        Component {
-                            id: proseComponent
-                            TextEdit {
-                                id: prose
-                                objectName: "replyText"
-                                text: modelData.text
-                                textFormat: TextEdit.MarkdownText
-                                wrapMode: Text.Wrap
-                                readOnly: true
-                                selectByMouse: true
-                                color: Theme.text
-                                font.pixelSize: Theme.fontBody + 1
-                                selectionColor: Theme.accent
-                                selectedTextColor: Theme.onAccent
-                                Accessible.name: qsTr("Reply")
-                                onLinkActivated: (link) => Qt.openUrlExternally(link)
-                                // Qt colours Markdown links #0000ff whatever the theme: restyle
-                                // them with the theme's link colour after each change.
-                                onTextChanged: root.chat.styleLinks(textDocument, Theme.link)
-                                Component.onCompleted: root.chat.styleLinks(textDocument, Theme.link)
-                                Connections {
-                                    target: Theme
-                                    function onDarkChanged() { root.chat.styleLinks(prose.textDocument, Theme.link) }
-                                }
-                                HoverHandler { enabled: parent.hoveredLink.length > 0; cursorShape: Qt.PointingHandCursor }
-                            }
+                // The answer, block by block (see ReplyBlock). A long reply renders the blocks
+                // near the view first and the others as they come near: opening a conversation
+                // that holds a huge reply costs what is on screen, not the whole reply.
+                Column {
+                    id: blockColumn
+                    objectName: "replyBlocks"
+                    Layout.fillWidth: true
+                    spacing: 8
+                    readonly property bool lazy: root.content.length > root.lazyThreshold
+                    Repeater {
+                        id: blockRepeater
+                        model: root.isUser ? null : root.blocks
+                        delegate: ReplyBlock {
+                            width: blockColumn.width
+                            blocks: root.blocks
+                            chat: root.chat
+                            eager: !blockColumn.lazy
                         }
-                        Component {
-                            id: codeComponent
-                            CodeBlock {
-                                code: modelData.text
-                                language: modelData.language
-                                chat: root.chat
-                            }
-                        }
+                        onItemAdded: Qt.callLater(root.relayout)
+                        onItemRemoved: Qt.callLater(root.relayout)
                     }
                 }
-
                 // Streaming, before any answer text.
                 Row {
                     visible: root.streaming && root.content.length === 0 && root.reasoning.length === 0

@@ -37,9 +37,10 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
       options.screenshot = args[++i];
     } else if (a == "--model" || a == "--data-dir" || a == "--theme" || a == "--page") {
       if (i + 1 >= args.size()) {
-        options.error = a + (a == "--theme"  ? " needs light, dark or system"
-                             : a == "--page" ? " needs chat, models, remote, settings, knowledge or knowledge-panel"
-                                             : " needs a folder");
+        options.error =
+            a + (a == "--theme"  ? " needs light, dark or system"
+                 : a == "--page" ? " needs chat, models, remote, settings, knowledge, knowledge-panel or rendering"
+                                 : " needs a folder");
         return options;
       }
       std::string& target = a == "--model"      ? options.model
@@ -59,8 +60,9 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   if (!options.theme.empty() && options.theme != "light" && options.theme != "dark" && options.theme != "system")
     options.error = "--theme must be light, dark or system";
   if (!options.page.empty() && options.page != "chat" && options.page != "models" && options.page != "remote" &&
-      options.page != "settings" && options.page != "knowledge" && options.page != "knowledge-panel")
-    options.error = "--page must be chat, models, remote, settings, knowledge or knowledge-panel";
+      options.page != "settings" && options.page != "knowledge" && options.page != "knowledge-panel" &&
+      options.page != "rendering")
+    options.error = "--page must be chat, models, remote, settings, knowledge, knowledge-panel or rendering";
   if (!options.page.empty() && !options.selftest) options.error = "--page needs --selftest";
   return options;
 }
@@ -78,7 +80,8 @@ std::string gui_usage() {
          "  --screenshot F  with --selftest, save the window as a PNG once the reply is in\n"
          "  --page P        with --selftest, show the chat, the model manager, its server form, the settings,\n"
          "                  a chat that asks a small indexed folder and shows the sources (knowledge),\n"
-         "                  or the knowledge folders (knowledge-panel)\n";
+         "                  the knowledge folders (knowledge-panel), or a canned reply with code, a table\n"
+         "                  and math (rendering: no model is needed)\n";
 }
 
 std::optional<std::string> missing_display_reason() {

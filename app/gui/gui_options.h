@@ -14,7 +14,7 @@ struct GuiOptions {
   std::string model;       // a model folder to open at start
   std::string data_dir;    // history and settings here instead of the XDG folders
   std::string theme;       // light, dark or system (stored as the setting)
-  std::string page;        // with --selftest: chat, models, remote, settings, knowledge or knowledge-panel
+  std::string page;        // with --selftest: chat, models, remote, settings, knowledge, knowledge-panel or rendering
   std::string error;       // bad usage
 };
 

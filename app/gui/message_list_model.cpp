@@ -1,10 +1,11 @@
 #include "gui/message_list_model.h"
 
+#include <QQmlEngine>
 #include <QVariantMap>
 #include <algorithm>
 
 #include "gui/document_attachments.h"
-#include "gui/markdown_blocks.h"
+#include "gui/message_blocks.h"
 #include "knowledge/context.h"
 
 namespace day0::app {
@@ -100,7 +101,7 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ReasoningRole:
       return qs(m.reasoning);
     case BlocksRole:
-      return e.blocks;
+      return QVariant::fromValue(static_cast<QObject*>(e.blocks.get()));
     case StateRole:
       return QString::fromLatin1(storage::to_string(m.state));
     case ErrorRole:
@@ -131,7 +132,10 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
 void MessageListModel::insertEntry(const storage::Message& message) {
   Entry e;
   e.message = message;
-  e.blocks = markdown_blocks_for_qml(qs(message.content));
+  // Deleted later: a view may still hold the model while its rows go.
+  e.blocks = std::shared_ptr<MessageBlocks>(new MessageBlocks, [](MessageBlocks* b) { b->deleteLater(); });
+  QQmlEngine::setObjectOwnership(e.blocks.get(), QQmlEngine::CppOwnership);
+  e.blocks->setText(qs(message.content));
   entries_[message.id] = std::move(e);
   auto& kids = children_[parentKey(message)];
   if (std::find(kids.begin(), kids.end(), message.id) == kids.end()) kids.push_back(message.id);
@@ -235,6 +239,11 @@ const std::vector<std::int64_t>& MessageListModel::siblings(std::int64_t id) con
   return kids == children_.end() ? none : kids->second;
 }
 
+MessageBlocks* MessageListModel::blocksOf(std::int64_t id) const {
+  const auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : it->second.blocks.get();
+}
+
 const storage::Message* MessageListModel::find(std::int64_t id) const {
   const auto it = entries_.find(id);
   return it == entries_.end() ? nullptr : &it->second.message;
@@ -275,8 +284,8 @@ void MessageListModel::appendText(std::int64_t id, const QString& content, const
   QList<int> roles;
   if (!content.isEmpty()) {
     it->second.message.content += content.toStdString();
-    it->second.blocks = markdown_blocks_for_qml(qs(it->second.message.content));
-    roles << ContentRole << BlocksRole;
+    it->second.blocks->append(content);
+    roles << ContentRole;  // the blocks model is the same object: it reports its own changes
   }
   if (!reasoning.isEmpty()) {
     it->second.message.reasoning += reasoning.toStdString();
@@ -290,8 +299,8 @@ void MessageListModel::setText(std::int64_t id, const QString& content, const QS
   if (it == entries_.end()) return;
   it->second.message.content = content.toStdString();
   it->second.message.reasoning = reasoning.toStdString();
-  it->second.blocks = markdown_blocks_for_qml(content);
-  changed(id, {ContentRole, BlocksRole, ReasoningRole});
+  it->second.blocks->setText(content);
+  changed(id, {ContentRole, ReasoningRole});
 }
 
 void MessageListModel::setStreaming(std::int64_t id, bool streaming) {

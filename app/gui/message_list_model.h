@@ -7,12 +7,15 @@
 #include <QAbstractListModel>
 #include <QVariantList>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "storage/history_types.h"
 
 namespace day0::app {
+
+class MessageBlocks;
 
 class MessageListModel : public QAbstractListModel {
   Q_OBJECT
@@ -56,6 +59,8 @@ class MessageListModel : public QAbstractListModel {
   bool switchBranch(std::int64_t id, int delta);
 
   const storage::Message* find(std::int64_t id) const;
+  // The blocks model of message `id` (what the view's BlocksRole holds), or null.
+  MessageBlocks* blocksOf(std::int64_t id) const;
   // The messages from the root to `id`, system prompt included: a reply's context.
   std::vector<storage::Message> chainTo(std::int64_t id) const;
   // The last message of the visible path, system prompt included.
@@ -70,7 +75,7 @@ class MessageListModel : public QAbstractListModel {
  private:
   struct Entry {
     storage::Message message;
-    QVariantList blocks;
+    std::shared_ptr<MessageBlocks> blocks;  // split and rendered lazily, see message_blocks.h
     bool streaming = false;
   };
   static std::int64_t parentKey(const storage::Message& m) { return m.parent_id.value_or(0); }

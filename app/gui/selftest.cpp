@@ -39,6 +39,30 @@ const struct {
      "    top = np.argsort(logits)[-k:][::-1]\n    weights = np.exp(logits[top] - logits[top].max())\n"
      "    return top, weights / weights.sum()\n"},
 };
+// The rendering page's reply.
+const char* const kRenderingQuestion = "How do I compute the mean and variance of a list, and how fast is it?";
+const char* const kRenderingReply =
+    "Both fit in **one pass** with Welford's method. For samples $x_1, \\dots, x_n$ the mean is "
+    "$\\mu = \\frac{1}{n}\\sum_i x_i$ and the variance\n\n"
+    "$$\n\\sigma^2 = \\frac{1}{n-1} \\sum_{i=1}^{n} \\left(x_i - \\mu\\right)^2\n$$\n\n"
+    "```python\n"
+    "def mean_var(xs: list[float]) -> tuple[float, float]:\n"
+    "    \"\"\"Welford: numerically stable, one pass.\"\"\"\n"
+    "    n, mean, m2 = 0, 0.0, 0.0\n"
+    "    for x in xs:\n"
+    "        n += 1\n"
+    "        delta = x - mean\n"
+    "        mean += delta / n\n"
+    "        m2 += delta * (x - mean)  # uses the new mean\n"
+    "    return mean, m2 / (n - 1)\n"
+    "```\n\n"
+    "| Method | Passes | Stable |\n"
+    "|---|---|---|\n"
+    "| Naive $\\sum x^2 - n\\mu^2$ | 1 | no |\n"
+    "| Two-pass | 2 | yes |\n"
+    "| Welford | 1 | yes |\n\n"
+    "> Each step costs $O(1)$, so the whole list is $O(n)$ time and $O(1)$ memory.";
+
 }  // namespace
 
 SelfTest::SelfTest(QQuickWindow* window, AppController* controller, QString screenshot, QString page, QObject* parent)
@@ -80,6 +104,7 @@ void SelfTest::start() {
     });
     chat->refreshConversations();
   });
+  if (page_ == QLatin1String("rendering")) return showRendering();
   if (page_.startsWith(QLatin1String("knowledge"))) prepareKnowledge();
   if (models->loaded()) {
     sendMessage();
@@ -88,6 +113,33 @@ void SelfTest::start() {
       return finishWith(QStringLiteral("no model: the demo model was not found and --model was not given"));
     models->load(models->demoModelPath());
   }
+}
+
+void SelfTest::showRendering() {
+  ChatController* chat = controller_->chat();
+  storage::HistoryStore& store = chat->store();
+  storage::NewConversation c;
+  c.title = "Mean and variance in one pass";
+  const auto conversation = store.create_conversation(c).get();
+  if (!conversation.is_ok()) return finishWith(QStringLiteral("cannot create the conversation"));
+  storage::NewMessage question;
+  question.conversation_id = conversation->id;
+  question.content = kRenderingQuestion;
+  const auto asked = store.add_message(question).get();
+  if (!asked.is_ok()) return finishWith(QStringLiteral("cannot store the question"));
+  storage::NewMessage answer;
+  answer.conversation_id = conversation->id;
+  answer.parent_id = asked->id;
+  answer.role = storage::Role::assistant;
+  answer.content = kRenderingReply;
+  if (!store.add_message(answer).get().is_ok()) return finishWith(QStringLiteral("cannot store the reply"));
+  sent_ = true;
+  connect(chat, &ChatController::conversationsLoaded, this, [this, chat, id = conversation->id]() {
+    if (done_ || chat->conversations()->rowCount() == 0) return;
+    chat->openConversation(id);
+    capture();
+  });
+  chat->refreshConversations();
 }
 
 void SelfTest::prepareKnowledge() {

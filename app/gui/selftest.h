@@ -24,6 +24,8 @@ class SelfTest : public QObject {
   void sendMessage();
   // The knowledge page: a small folder of notes is written, indexed and switched on first.
   void prepareKnowledge();
+  // The rendering page: a canned conversation (highlighted code, a table, math) is opened.
+  void showRendering();
   void finishWith(const QString& failure);
   void capture();
 

@@ -6,6 +6,8 @@ target_sources(day0_app PRIVATE
   gui/app_settings.cpp
   gui/app_settings.h
   gui/chat_controller.cpp
+  gui/code_highlighter.cpp
+  gui/code_highlighter.h
   gui/chat_controller.h
   gui/conversation_list_model.cpp
   gui/conversation_list_model.h
@@ -17,10 +19,16 @@ target_sources(day0_app PRIVATE
   gui/knowledge_controller.h
   gui/markdown_blocks.cpp
   gui/markdown_blocks.h
+  gui/math_render.cpp
+  gui/math_render.h
+  gui/message_blocks.cpp
+  gui/message_blocks.h
   gui/message_list_model.cpp
   gui/message_list_model.h
   gui/model_manager.cpp
   gui/model_manager.h
+  gui/reply_render.cpp
+  gui/reply_render.h
   gui/selftest.cpp
   gui/selftest.h
   gui/server_controller.cpp

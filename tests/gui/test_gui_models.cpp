@@ -11,6 +11,7 @@
 #include "gui/conversation_list_model.h"
 #include "gui/image_attachments.h"
 #include "gui/markdown_blocks.h"
+#include "gui/message_blocks.h"
 #include "gui/message_list_model.h"
 
 using namespace day0::app;
@@ -140,9 +141,13 @@ class TestGuiModels : public QObject {
     QCOMPARE(changed.count(), 2);
     QCOMPARE(model.data(model.index(1), MessageListModel::ContentRole).toString(), QString("Some text\n```\ncode"));
     QCOMPARE(model.data(model.index(1), MessageListModel::ReasoningRole).toString(), QString("thinking"));
-    const QVariantList blocks = model.data(model.index(1), MessageListModel::BlocksRole).toList();
-    QCOMPARE(blocks.size(), 2);
-    QCOMPARE(blocks[1].toMap().value("kind").toString(), QString("code"));
+    auto* blocks =
+        qobject_cast<MessageBlocks*>(model.data(model.index(1), MessageListModel::BlocksRole).value<QObject*>());
+    QVERIFY(blocks);
+    QCOMPARE(blocks, model.blocksOf(7));
+    QCOMPARE(blocks->rowCount(), 2);
+    QCOMPARE(blocks->data(blocks->index(1), MessageBlocks::KindRole).toString(), QString("code"));
+    QCOMPARE(blocks->code(1), QString("code"));
 
     day0::storage::ReplyStats stats;
     stats.completion_tokens = 12;

@@ -2,12 +2,15 @@
 // sends, Shift+Enter is a new line, Escape stops, Ctrl+N starts a new chat, Ctrl+K focuses
 // the search, Ctrl+L the composer; and the QML loads without warnings in both themes.
 #include <QtQml/qqmlextensionplugin.h>
+#include <QElapsedTimer>
+#include <QPointer>
 #include <QQmlApplicationEngine>
 #include <QQmlComponent>
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickTextDocument>
 #include <QQuickWindow>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBlock>
@@ -20,6 +23,7 @@
 #include "gui/app_settings.h"
 #include "gui/chat_controller.h"
 #include "gui/image_attachments.h"
+#include "gui/message_blocks.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
 #include "storage/history_store.h"
@@ -190,7 +194,7 @@ class TestGuiWindow : public QObject {
       QQuickItem* reply = nullptr;
       QTRY_VERIFY((reply = findItem(window_->contentItem(), [](QQuickItem* i) {
                      return i->objectName() == QLatin1String("replyText") &&
-                            i->property("text").toString().contains("[the manual]");
+                            i->property("source").toString().contains("[the manual]");
                    })) != nullptr);
       auto* document = reply->property("textDocument").value<QQuickTextDocument*>();
       QVERIFY(document);
@@ -208,7 +212,7 @@ class TestGuiWindow : public QObject {
     auto delegateOf = [this](const QString& text) -> QQuickItem* {
       QQuickItem* prose = findItem(window_->contentItem(), [&](QQuickItem* i) {
         return i->objectName() == QLatin1String("replyText") && i->isVisible() &&
-               i->property("text").toString().trimmed() == text;
+               i->property("source").toString().trimmed() == text;
       });
       while (prose != nullptr && !prose->property("messageId").isValid()) prose = prose->parentItem();
       return prose;
@@ -287,6 +291,170 @@ class TestGuiWindow : public QObject {
     QTRY_VERIFY(sheet->property("opened").toBool());
     QMetaObject::invokeMethod(sheet, "close");
     QTRY_VERIFY(!sheet->property("visible").toBool());
+  }
+
+  // Adds a conversation of one question and `reply` to the history and opens it; returns the
+  // reply's id.
+  qint64 openCanned(const char* title, const QString& reply) {
+    auto& store = app_->chat()->store();
+    day0::storage::NewConversation c;
+    c.title = title;
+    auto conversation = store.create_conversation(c).get();
+    if (!conversation.is_ok()) return 0;
+    day0::storage::NewMessage question;
+    question.conversation_id = conversation->id;
+    question.content = "Show me";
+    auto asked = store.add_message(question).get();
+    day0::storage::NewMessage answer;
+    answer.conversation_id = conversation->id;
+    answer.parent_id = asked->id;
+    answer.role = day0::storage::Role::assistant;
+    answer.content = reply.toStdString();
+    auto answered = store.add_message(answer).get();
+    if (!answered.is_ok()) return 0;
+    app_->chat()->openConversation(conversation->id);
+    return answered->id;
+  }
+  int countItems(const char* name) const {
+    int n = 0;
+    std::function<void(QQuickItem*)> walk = [&](QQuickItem* i) {
+      if (i->objectName() == QLatin1String(name)) ++n;
+      for (QQuickItem* c : i->childItems()) walk(c);
+    };
+    walk(window_->contentItem());
+    return n;
+  }
+
+  // A reply with code, math, a table and a quote renders as rich text: the code in coloured
+  // spans, the formula as a table with a fraction bar, nothing of the raw HTML as markup.
+  void replyRendersCodeMathAndTables() {
+    const QString reply =
+        "Say $\\alpha^2$ but not $5 and $10 <img src=x onerror=alert(1)>.\n\n"
+        "$$\n\\frac{a}{b} = \\sum_{i=1}^{n} x_i\n$$\n\n"
+        "```cpp\nint main() { return 0; } // done\n```\n\n"
+        "| A | B |\n|---|---|\n| 1 | 2 |\n\n> quoted";
+    const qint64 id = openCanned("Rendering", reply);
+    QVERIFY(id != 0);
+    QTRY_VERIFY(countItems("replyMath") == 1);
+    QTRY_VERIFY(countItems("codeText") >= 1);
+    MessageBlocks* blocks = app_->chat()->messages()->blocksOf(id);
+    QVERIFY(blocks);
+    QCOMPARE(blocks->rowCount(), 5);  // prose, math, code, table, quote
+    QQuickItem* math =
+        findItem(window_->contentItem(), [](QQuickItem* i) { return i->objectName() == QLatin1String("replyMath"); });
+    QVERIFY(math->property("text").toString().contains("border-bottom"));
+    QVERIFY(math->height() > 30);  // two rows: numerator over denominator
+    QQuickItem* code =
+        findItem(window_->contentItem(), [](QQuickItem* i) { return i->objectName() == QLatin1String("codeText"); });
+    auto* doc = code->property("textDocument").value<QQuickTextDocument*>()->textDocument();
+    QSet<QString> colors;
+    for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+      for (auto it = b.begin(); !it.atEnd(); ++it) colors << it.fragment().charFormat().foreground().color().name();
+    QVERIFY2(colors.size() >= 3, qPrintable(QStringList(colors.values()).join(' ')));  // keyword, number, comment
+    QQuickItem* prose = findItem(window_->contentItem(), [](QQuickItem* i) {
+      return i->objectName() == QLatin1String("replyText") && i->property("source").toString().startsWith("Say");
+    });
+    QVERIFY(prose);
+    auto* proseDoc = prose->property("textDocument").value<QQuickTextDocument*>()->textDocument();
+    QVERIFY(proseDoc->toPlainText().contains(QString::fromUtf8("α")));
+    QVERIFY(proseDoc->toPlainText().contains("$5 and $10 <img src=x onerror=alert(1)>"));  // text, not an image
+    QVERIFY(!proseDoc->toHtml().contains("<img"));
+  }
+
+  // A conversation holding a 200 KB reply opens without rendering it all: only the blocks near
+  // the view are made; the others come as the view scrolls to them.
+  void hugeReplyOpensLazily() {
+    QString reply;
+    for (int i = 0; reply.size() < 200000; ++i) {
+      reply += QString("Paragraph %1 with **bold**, `code` and a formula $x_%1^2$. ").arg(i).repeated(6) + "\n\n";
+      if (i % 25 == 0) reply += "```python\nfor i in range(10):\n    print(i)\n```\n\n";
+    }
+    QElapsedTimer clock;
+    clock.start();
+    const qint64 id = openCanned("Huge", reply);
+    QVERIFY(id != 0);
+    MessageBlocks* blocks = nullptr;
+    QTRY_VERIFY((blocks = app_->chat()->messages()->blocksOf(id)) != nullptr);
+    QTRY_VERIFY(countItems("replyText") > 0);
+    for (int i = 0; i < 4; ++i) {  // a few frames: laid out, scrolled to the end, revealed
+      window_->grabWindow();
+      QTest::qWait(50);
+    }
+    const qint64 openedMs = clock.elapsed();
+    const int rows = blocks->rowCount();
+    QVERIFY2(rows > 300, qPrintable(QString::number(rows)));
+    const int shown = countItems("replyText") + countItems("codeText");
+    std::printf("a %lld-character reply of %d blocks opened in %lld ms with %d blocks shown and %d rendered\n",
+                static_cast<long long>(reply.size()), rows, static_cast<long long>(openedMs), shown,
+                blocks->renderCount());
+    // The view is ~700 px high: what is near it, not hundreds of blocks.
+    QVERIFY2(shown < 60, qPrintable(QString("%1 of %2 blocks shown").arg(shown).arg(rows)));
+    QVERIFY2(blocks->renderCount() <= shown + 10, qPrintable(QString::number(blocks->renderCount())));
+    QVERIFY2(openedMs < 10000, qPrintable(QString("%1 ms").arg(openedMs)));  // generous: a slow, shared machine
+    // The middle of the reply is not rendered until the view goes there.
+    const auto middleShown = [this]() {
+      return findItem(window_->contentItem(), [](QQuickItem* i) {
+               static const QRegularExpression middle("^Paragraph (2[5-9]\\d|3[0-4]\\d) ");
+               return i->objectName() == QLatin1String("replyText") &&
+                      middle.match(i->property("source").toString()).hasMatch();
+             }) != nullptr;
+    };
+    QVERIFY(!middleShown());
+    auto* list = findItem(window_->contentItem(), [](QQuickItem* i) {
+      return i->property("follow").isValid() && i->inherits("QQuickListView");
+    });
+    QVERIFY(list);
+    list->setProperty("follow", false);
+    QQuickItem* delegate = findItem(list, [id](QQuickItem* i) { return i->property("messageId").toLongLong() == id; });
+    QVERIFY(delegate);
+    list->setProperty("contentY", delegate->y() + delegate->height() / 2);
+    QTRY_VERIFY((window_->grabWindow(), middleShown()));  // a frame: the view lays out and reveals
+    QVERIFY(countItems("replyText") + countItems("codeText") < rows / 2);
+  }
+
+  // Streaming into the view: the rendered blocks stay (the same items, rendered once) while
+  // the reply grows, also past the length where a reply starts to show its blocks lazily.
+  void streamingKeepsTheRenderedBlocks() {
+    const qint64 id = openCanned("Streaming", "First paragraph.");
+    QVERIFY(id != 0);
+    MessageListModel* messages = app_->chat()->messages();
+    MessageBlocks* blocks = nullptr;
+    QTRY_VERIFY((blocks = messages->blocksOf(id)) != nullptr);
+    const auto first = [this]() {
+      return findItem(window_->contentItem(), [](QQuickItem* i) {
+        return i->objectName() == QLatin1String("replyText") && i->property("source").toString() == "First paragraph.";
+      });
+    };
+    QTRY_VERIFY(first() != nullptr);
+    QPointer<QQuickItem> item = first();
+    const int rendersBefore = blocks->renderCount();
+    messages->setStreaming(id, true);
+    for (int i = 0; i < 400; ++i) {
+      messages->appendText(id, QString("\n\nParagraph %1 %2").arg(i).arg(QString("word ").repeated(30)), {});
+      if (i % 20 == 0) QCoreApplication::processEvents();
+    }
+    messages->setStreaming(id, false);
+    for (int i = 0; i < 3; ++i) {
+      window_->grabWindow();
+      QTest::qWait(30);
+    }
+    QVERIFY(blocks->text().size() > 24000);  // past the lazy threshold
+    // No item holds the whole reply as its text (a hidden one would lay it all out again on
+    // every chunk).
+    QQuickItem* delegate = item;
+    while (delegate != nullptr && !delegate->property("messageId").isValid()) delegate = delegate->parentItem();
+    QVERIFY(delegate);
+    QVERIFY(findItem(delegate, [&](QQuickItem* i) {
+              return i->property("text").toString().size() >= blocks->text().size() / 2;
+            }) == nullptr);
+    QVERIFY(item);  // the first block's item was kept...
+    QCOMPARE(first(), item.data());
+    // ...and each block was rendered at most a few times, not once per chunk for all of them.
+    QVERIFY2(blocks->renderCount() - rendersBefore <= 2 * 400 + 5, qPrintable(QString::number(blocks->renderCount())));
+    QTRY_VERIFY((window_->grabWindow(), findItem(window_->contentItem(), [](QQuickItem* i) {
+                                          return i->objectName() == QLatin1String("replyText") &&
+                                                 i->property("source").toString().startsWith("Paragraph 399 ");
+                                        }) != nullptr));
   }
 
   void bothThemesRenderWithoutWarnings() {

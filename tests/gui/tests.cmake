@@ -2,6 +2,7 @@
 # demo model, offscreen; and `day0 --selftest` end to end. Paths are relative to tests/.
 if(DAY0_BUILD_GUI)
   day0_add_test(test_gui_models SOURCES gui/test_gui_models.cpp LABEL unit LIBS day0_app)
+  day0_add_test(test_gui_render SOURCES gui/test_gui_render.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_gui_chat SOURCES gui/test_gui_chat.cpp LABEL integration LIBS day0_app)
   day0_add_test(test_gui_remote SOURCES gui/test_gui_remote.cpp LABEL integration
     LIBS day0_app PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
