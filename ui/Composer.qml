@@ -253,7 +253,8 @@ Rectangle {
             }
             Label {
                 Layout.fillWidth: true
-                text: composer.chat.generating ? qsTr("Writing… Esc stops")
+                text: composer.chat.generating && composer.chat.prefillTotal > 0 ? qsTr("Reading the prompt… Esc stops")
+                      : composer.chat.generating ? qsTr("Writing… Esc stops")
                       : composer.chat.readingDocuments > 0 ? qsTr("Reading the attached documents…")
                       : qsTr("Enter to send · Shift+Enter for a new line")
                 color: Theme.textFaint

@@ -384,10 +384,18 @@ Item {
                         onItemRemoved: Qt.callLater(root.relayout)
                     }
                 }
-                // Streaming, before any answer text.
+                // Streaming, before any answer text (with how far a long prompt has been read).
                 Row {
                     visible: root.streaming && root.content.length === 0 && root.reasoning.length === 0
                     spacing: 5
+                    Label {
+                        objectName: "prefillProgress"
+                        visible: text.length > 0
+                        text: root.chat ? root.chat.prefillText : ""
+                        color: Theme.textFaint
+                        font.pixelSize: Theme.fontSmall
+                        rightPadding: 4
+                    }
                     Repeater {
                         model: 3
                         Rectangle {

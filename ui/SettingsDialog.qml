@@ -152,6 +152,56 @@ Popup {
                     Item { Layout.fillWidth: true }
                     PillButton { text: qsTr("Defaults"); onClicked: dialog.settings.resetSampling() }
                 }
+                // A conversation longer than the model's context: the default, and this chat's own.
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Long conversations"); color: Theme.text; Layout.preferredWidth: 150 }
+                    ComboBox {
+                        objectName: "contextOverflowBox"
+                        Layout.fillWidth: true
+                        textRole: "label"
+                        valueRole: "id"
+                        model: [
+                            { id: "truncate-middle", label: qsTr("Truncate the middle (keep the first turn)") },
+                            { id: "rolling-window", label: qsTr("Rolling window (drop the oldest turns)") },
+                            { id: "stop", label: qsTr("Stop at the context limit") }
+                        ]
+                        Accessible.name: qsTr("Long conversations, for every chat")
+                        Component.onCompleted: currentIndex = Math.max(0, indexOfValue(dialog.settings.contextOverflow))
+                        onActivated: dialog.settings.contextOverflow = currentValue
+                    }
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("… in this chat"); color: Theme.text; Layout.preferredWidth: 150 }
+                    ComboBox {
+                        id: chatOverflowBox
+                        objectName: "chatContextOverflowBox"
+                        Layout.fillWidth: true
+                        textRole: "label"
+                        valueRole: "id"
+                        model: [
+                            { id: "", label: qsTr("As above") },
+                            { id: "truncate-middle", label: qsTr("Truncate the middle") },
+                            { id: "rolling-window", label: qsTr("Rolling window") },
+                            { id: "stop", label: qsTr("Stop at the context limit") }
+                        ]
+                        Accessible.name: qsTr("Long conversations, in this chat")
+                        Component.onCompleted: currentIndex = Math.max(0, indexOfValue(dialog.controller.chat.contextOverflow))
+                        onActivated: dialog.controller.chat.contextOverflow = currentValue
+                        Connections {
+                            target: dialog.controller.chat
+                            function onContextOverflowChanged() {
+                                chatOverflowBox.currentIndex = Math.max(0, chatOverflowBox.indexOfValue(dialog.controller.chat.contextOverflow))
+                            }
+                        }
+                    }
+                }
+                Hint {
+                    text: qsTr("Earlier messages left out of the prompt stay in the history; the chat says how many.")
+                }
 
                 SectionTitle { text: qsTr("SYSTEM PROMPT") }
                 Rectangle {

@@ -4,6 +4,7 @@
 #include <QVariantMap>
 #include <algorithm>
 
+#include "day0/chat.h"
 #include "day0/paths.h"
 #include "gui/user_path.h"
 
@@ -36,6 +37,11 @@ double AppSettings::topP() const { return settings_->value(QStringLiteral("sampl
 int AppSettings::topK() const { return settings_->value(QStringLiteral("sampling/topK"), 0).toInt(); }
 int AppSettings::maxNewTokens() const {
   return settings_->value(QStringLiteral("sampling/maxNewTokens"), 1024).toInt();
+}
+QString AppSettings::contextOverflow() const {
+  const QString v = settings_->value(QStringLiteral("chat/contextOverflow")).toString();
+  const auto policy = parse_context_overflow(v.toStdString());
+  return QString::fromLatin1(context_overflow_name(policy.value_or(ContextOverflow::truncate_middle)));
 }
 QString AppSettings::systemPrompt() const { return settings_->value(QStringLiteral("chat/systemPrompt")).toString(); }
 QString AppSettings::theme() const {
@@ -133,6 +139,10 @@ void AppSettings::setTemperature(double v) { write(QStringLiteral("sampling/temp
 void AppSettings::setTopP(double v) { write(QStringLiteral("sampling/topP"), std::clamp(v, 0.0, 1.0)); }
 void AppSettings::setTopK(int v) { write(QStringLiteral("sampling/topK"), std::clamp(v, 0, 1000)); }
 void AppSettings::setMaxNewTokens(int v) { write(QStringLiteral("sampling/maxNewTokens"), std::clamp(v, 1, 131072)); }
+void AppSettings::setContextOverflow(const QString& v) {
+  if (const auto policy = parse_context_overflow(v.toStdString()))
+    write(QStringLiteral("chat/contextOverflow"), QString::fromLatin1(context_overflow_name(*policy)));
+}
 void AppSettings::setSystemPrompt(const QString& v) { write(QStringLiteral("chat/systemPrompt"), v); }
 void AppSettings::setTheme(const QString& v) {
   if (v == QLatin1String("light") || v == QLatin1String("dark") || v == QLatin1String("system"))

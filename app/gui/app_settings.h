@@ -21,6 +21,9 @@ class AppSettings : public QObject {
   Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
   Q_PROPERTY(int maxNewTokens READ maxNewTokens WRITE setMaxNewTokens NOTIFY changed)
   Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY changed)
+  // A conversation longer than the model's context, unless the chat chooses otherwise:
+  // "truncate-middle" (the default), "rolling-window" or "stop".
+  Q_PROPERTY(QString contextOverflow READ contextOverflow WRITE setContextOverflow NOTIFY changed)
   Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
   Q_PROPERTY(QString dataFolder READ dataFolder WRITE setDataFolder NOTIFY changed)
   Q_PROPERTY(QString activeDataFolder READ activeDataFolder CONSTANT)
@@ -42,6 +45,7 @@ class AppSettings : public QObject {
   double topP() const;
   int topK() const;
   int maxNewTokens() const;
+  QString contextOverflow() const;
   QString systemPrompt() const;
   QString theme() const;
   QString dataFolder() const;
@@ -62,6 +66,7 @@ class AppSettings : public QObject {
   void setTopP(double v);
   void setTopK(int v);
   void setMaxNewTokens(int v);
+  void setContextOverflow(const QString& v);  // ignores names parse_context_overflow refuses
   void setSystemPrompt(const QString& v);
   void setTheme(const QString& v);
   void setDataFolder(const QString& v);

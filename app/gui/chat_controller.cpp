@@ -43,6 +43,7 @@ constexpr int kLongPasteChars = 10000;
 constexpr qint64 kFallbackContextWindow = 8192;
 constexpr const char* kFoldersKey = "knowledge_folders";
 constexpr const char* kWholeKey = "knowledge_whole_folders";
+constexpr const char* kOverflowKey = "context_overflow";
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
@@ -98,6 +99,16 @@ ChatController::ChatController(EngineBridge* bridge, ModelManager* models, AppSe
   refreshConversations();
   connect(bridge_, &EngineBridge::textArrived, this, &ChatController::onText);
   connect(bridge_, &EngineBridge::generationFinished, this, &ChatController::onFinished);
+  connect(bridge_, &EngineBridge::prefillProgress, this, [this](quint64 request, qint64 done, qint64 total) {
+    if (request == requestId_ && replyId_ != 0 && streamContent_.isEmpty() && streamReasoning_.isEmpty())
+      setPrefill(done, total);
+  });
+  connect(bridge_, &EngineBridge::contextTrimmed, this, [this](quint64 request, int dropped) {
+    if (request != requestId_ || replyId_ == 0) return;
+    emit noticeOccurred(dropped == 1 ? tr("1 earlier message left out to fit the context")
+                                     : tr("%1 earlier messages left out to fit the context").arg(dropped));
+    emit contextTrimmed(replyId_, dropped);
+  });
   undoTimer_.setSingleShot(true);
   undoTimer_.setInterval(kUndoMs);
   connect(&undoTimer_, &QTimer::timeout, this, &ChatController::commitPendingDelete);
@@ -191,7 +202,7 @@ void ChatController::ensureConversation(const QString& titleHint, std::function<
   storage::NewConversation c;
   c.title = titleFrom(titleHint).toStdString();
   c.model = models_->loadedDir().toStdString();
-  c.settings = withKnowledgeSettings(nlohmann::json::object());
+  c.settings = withKnowledgeSettings(currentSettings_);  // with a context-overflow choice made before
   const QString system = settings_->systemPrompt().trimmed();
   store_->create_conversation(c, onGui<storage::Conversation>([this, then, system](const auto& r) {
                                 if (!r.is_ok()) {
@@ -368,6 +379,9 @@ void ChatController::startReply(qint64 conversationId, qint64 parentId) {
                         params.top_k = settings_->topK();
                         params.max_new_tokens = settings_->maxNewTokens();
                         params.seed = static_cast<std::uint64_t>(begun.id) * 0x9E3779B97F4A7C15ull;
+                        params.overflow = parse_context_overflow(contextOverflow().toStdString())
+                                              .value_or(parse_context_overflow(settings_->contextOverflow().toStdString())
+                                                            .value_or(ContextOverflow::truncate_middle));
                         replyId_ = begun.id;
                         replyConversation_ = begun.conversation_id;
                         streamContent_.clear();
@@ -389,6 +403,7 @@ void ChatController::onText(quint64 request, const QString& content, const QStri
   if (request != requestId_ || replyId_ == 0) return;
   streamContent_ += content;
   streamReasoning_ += reasoning;
+  setPrefill(0, 0);
   messages_->appendText(replyId_, content, reasoning);
   store_->append_reply(replyId_, content.toStdString(), reasoning.toStdString());
 }
@@ -409,6 +424,7 @@ void ChatController::onFinished(const GenerationOutcome& outcome) {
     }
   }
   const qint64 id = replyId_;
+  setPrefill(0, 0);
   store_->finish_reply(id, end, onGui<storage::Ok>([this](const auto& r) {
                          if (!r.is_ok()) failed(tr("The reply cannot be saved"), r.error());
                          refreshConversations();
@@ -881,8 +897,49 @@ nlohmann::json ChatController::withKnowledgeSettings(nlohmann::json settings) co
   return settings;
 }
 
+QString ChatController::contextOverflow() const {
+  const auto it = currentSettings_.find(kOverflowKey);
+  if (it == currentSettings_.end() || !it->is_string()) return {};
+  const auto policy = parse_context_overflow(it->get<std::string>());
+  return policy ? QString::fromLatin1(context_overflow_name(*policy)) : QString();
+}
+
+void ChatController::setContextOverflow(const QString& value) {
+  const auto policy = parse_context_overflow(value.toStdString());
+  if (!value.isEmpty() && !policy) return;
+  if (contextOverflow() == value) return;
+  if (policy)
+    currentSettings_[kOverflowKey] = context_overflow_name(*policy);
+  else
+    currentSettings_.erase(std::string(kOverflowKey));
+  emit contextOverflowChanged();
+  if (currentId_ == 0) return;  // a new conversation takes it when it is created
+  storage::ConversationPatch patch;
+  patch.settings = currentSettings_;
+  store_->update_conversation(currentId_, patch, onGui<storage::Ok>([this](const auto& r) {
+                                if (!r.is_ok()) failed(tr("The chat's context choice cannot be saved"), r.error());
+                              }));
+}
+
+QString ChatController::prefillText() const {
+  if (prefillTotal_ <= 0) return {};
+  const QLocale locale;
+  return tr("Reading the prompt: %1 / %2 tokens (%3%)")
+      .arg(locale.toString(prefillDone_), locale.toString(prefillTotal_))
+      .arg(prefillDone_ * 100 / prefillTotal_);
+}
+
+void ChatController::setPrefill(qint64 done, qint64 total) {
+  if (done == prefillDone_ && total == prefillTotal_) return;
+  prefillDone_ = done;
+  prefillTotal_ = total;
+  emit prefillChanged();
+}
+
 void ChatController::applyConversationSettings(const nlohmann::json& settings) {
+  const QString overflowBefore = contextOverflow();
   currentSettings_ = settings.is_object() ? settings : nlohmann::json::object();
+  if (contextOverflow() != overflowBefore) emit contextOverflowChanged();
   QList<qint64> folders;
   if (const auto it = currentSettings_.find(kFoldersKey); it != currentSettings_.end() && it->is_array())
     for (const auto& v : *it)

@@ -52,6 +52,14 @@ class ChatController : public QObject {
   Q_PROPERTY(QString searchQuery READ searchQuery WRITE setSearchQuery NOTIFY searchChanged)
   Q_PROPERTY(QString undoText READ undoText NOTIFY undoChanged)
   Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
+  // The open conversation's choice when it outgrows the model's context ("truncate-middle",
+  // "rolling-window", "stop"), kept in its settings in the history; "" follows Settings.
+  Q_PROPERTY(QString contextOverflow READ contextOverflow WRITE setContextOverflow NOTIFY contextOverflowChanged)
+  // While the reply's prompt is read: "Reading the prompt: 12,288 / 32,768 tokens (37%)" and its
+  // numbers; empty (0) otherwise.
+  Q_PROPERTY(QString prefillText READ prefillText NOTIFY prefillChanged)
+  Q_PROPERTY(qint64 prefillDone READ prefillDone NOTIFY prefillChanged)
+  Q_PROPERTY(qint64 prefillTotal READ prefillTotal NOTIFY prefillChanged)
 
  public:
   ChatController(EngineBridge* bridge, ModelManager* models, AppSettings* settings, const QString& databasePath,
@@ -76,6 +84,11 @@ class ChatController : public QObject {
   QString searchQuery() const { return searchQuery_; }
   QString undoText() const { return undoText_; }
   QString databasePath() const { return databasePath_; }
+  QString contextOverflow() const;
+  void setContextOverflow(const QString& policy);
+  QString prefillText() const;
+  qint64 prefillDone() const { return prefillDone_; }
+  qint64 prefillTotal() const { return prefillTotal_; }
   storage::HistoryStore& store() { return *store_; }
 
   Q_INVOKABLE void newConversation();
@@ -155,6 +168,11 @@ class ChatController : public QObject {
   void conversationDuplicated(qint64 id);
   void messageEdited(qint64 id);
   void messageDeleted(qint64 id);
+  void contextOverflowChanged();
+  void prefillChanged();
+  // Messages of the open conversation left out of the reply's prompt to fit the context (the
+  // history keeps them); noticeOccurred says so too.
+  void contextTrimmed(qint64 replyId, int droppedMessages);
 
  private:
   template <typename T>
@@ -175,6 +193,7 @@ class ChatController : public QObject {
   void saveKnowledgeSettings();
   void onText(quint64 request, const QString& content, const QString& reasoning);
   void onFinished(const GenerationOutcome& outcome);
+  void setPrefill(qint64 done, qint64 total);
   void setSending(bool sending);
   void failed(const QString& what, const storage::StoreError& error);
 
@@ -205,6 +224,7 @@ class ChatController : public QObject {
   qint64 replyId_ = 0;
   qint64 replyConversation_ = 0;
   QString streamContent_, streamReasoning_;
+  qint64 prefillDone_ = 0, prefillTotal_ = 0;
 
   qint64 pendingDelete_ = 0;
   QString undoText_;

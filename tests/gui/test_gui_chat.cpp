@@ -70,9 +70,116 @@ QByteArray pngBytes(int w, int h) {
 
 }  // namespace
 
+// Letters and spaces, `n` of them, reproducibly.
+QString noise(int n, quint32 seed) {
+  QString s;
+  for (int i = 0; i < n; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    s += QLatin1Char("abcdefghijklmnopqrstuvwxyz "[(seed >> 16) % 27]);
+  }
+  return s;
+}
+
 class TestGuiChat : public QObject {
   Q_OBJECT
  private slots:
+  // A long prompt shows how far it has been read (bridge and chat), and the text goes once the
+  // reply starts.
+  void prefillProgressIsShown() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    QVERIFY(loadModel(*app));
+    QList<std::pair<qint64, qint64>> bridged;
+    connect(app->bridge(), &EngineBridge::prefillProgress, this,
+            [&](quint64, qint64 done, qint64 total) { bridged.append({done, total}); });
+    QStringList texts;
+    connect(chat, &ChatController::prefillChanged, this, [&] { texts << chat->prefillText(); });
+    QVERIFY(sendAndWait(chat, noise(3000, 1)) > 0);
+    QVERIFY(!bridged.isEmpty());
+    const qint64 total = bridged.last().second;
+    QVERIFY2(total > 256, qPrintable(QString::number(total)));
+    QCOMPARE(bridged.last().first, total);
+    for (const auto& [done, t] : bridged) QVERIFY(done >= 0 && done <= t && t == total);
+    const QRegularExpression shown(R"(^Reading the prompt: [\d,.\s]+ / [\d,.\s]+ tokens \(\d+%\)$)");
+    QVERIFY2(!texts.isEmpty() && texts.first().contains(shown), qPrintable(texts.join('|')));
+    QVERIFY(chat->prefillText().isEmpty());
+    QCOMPARE(chat->prefillTotal(), qint64{0});
+  }
+
+  // A conversation past the model's context (4096 tokens here) goes on: truncate-middle (the
+  // default) keeps the system prompt and the first turn, rolling-window (this chat's choice,
+  // stored with it) the system prompt; a notice says how many messages were left out, and the
+  // history keeps them all. Under stop the turn fails with the reason.
+  void longConversationLeavesEarlierTurnsOut() {
+    qputenv("DAY0_MEMORY_LIMIT_BYTES", "9000000");
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    app->settings()->setSystemPrompt("Be brief.");
+    ChatController* chat = app->chat();
+    const bool loaded = loadModel(*app);
+    qunsetenv("DAY0_MEMORY_LIMIT_BYTES");
+    QVERIFY(loaded);
+    QCOMPARE(app->bridge()->contextTotal(), qint64{4096});
+    QCOMPARE(app->settings()->contextOverflow(), QString("truncate-middle"));
+    app->bridge()->setPromptTap(true);
+    QSignalSpy prompts(app->bridge(), &EngineBridge::promptSubmitted);
+    QSignalSpy notices(chat, &ChatController::noticeOccurred);
+    QSignalSpy trimmed(chat, &ChatController::contextTrimmed);
+    int turns = 0;
+    while (trimmed.isEmpty() && turns < 12) {
+      QVERIFY(sendAndWait(chat, QString("turn%1 ").arg(turns) + noise(1500, turns + 1)) > 0);
+      ++turns;
+    }
+    QVERIFY2(!trimmed.isEmpty(), "the conversation never outgrew the context");
+    QVERIFY(turns >= 3);
+    QString prompt = prompts.last().at(1).toString();
+    QVERIFY(prompt.contains("Be brief."));
+    QVERIFY(prompt.contains("turn0 "));
+    QVERIFY(!prompt.contains("turn1 "));
+    QVERIFY(prompt.contains(QString("turn%1 ").arg(turns - 1)));
+    QVERIFY(prompts.last().at(2).toLongLong() <= 4096 - 12);
+    const int dropped = trimmed.last().at(1).toInt();
+    QVERIFY(dropped >= 2 && dropped % 2 == 0);
+    bool said = false;
+    for (const auto& n : notices)
+      said = said || n.at(0).toString() == QString("%1 earlier messages left out to fit the context").arg(dropped);
+    QVERIFY(said);
+    const qint64 conversation = chat->currentConversationId();
+    QCOMPARE(stored(chat, conversation).size(), std::size_t(1 + 2 * turns));
+
+    chat->setContextOverflow("rolling-window");
+    QVERIFY(sendAndWait(chat, QString("turn%1 ").arg(turns) + noise(1500, 99)) > 0);
+    ++turns;
+    prompt = prompts.last().at(1).toString();
+    QVERIFY(prompt.contains("Be brief."));
+    QVERIFY(!prompt.contains("turn0 "));
+    QVERIFY(prompt.contains(QString("turn%1 ").arg(turns - 1)));
+    QCOMPARE(stored(chat, conversation).size(), std::size_t(1 + 2 * turns));
+    // The choice is kept with the conversation.
+    const auto c = chat->store().conversation(conversation).get();
+    QVERIFY(c.is_ok());
+    QCOMPARE(c.value().settings.value("context_overflow", std::string()), std::string("rolling-window"));
+    chat->newConversation();
+    QCOMPARE(chat->contextOverflow(), QString());
+    chat->openConversation(conversation);
+    QTRY_COMPARE(chat->contextOverflow(), QString("rolling-window"));
+
+    chat->setContextOverflow("stop");
+    QSignalSpy errors(chat, &ChatController::errorOccurred);
+    QSignalSpy finished(chat, &ChatController::replyFinished);
+    QVERIFY(chat->send("one more"));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(finished.last().at(1).toBool(), false);
+    QVERIFY(!errors.isEmpty());
+    const QString why = errors.last().at(0).toString();
+    QVERIFY2(why.contains(QRegularExpression(R"(the model's context holds 4[,.\s]?096)")), qPrintable(why));
+    QVERIFY2(why.contains("Truncate the middle"), qPrintable(why));
+    // Bad input is ignored, not stored.
+    chat->setContextOverflow("sideways");
+    QCOMPARE(chat->contextOverflow(), QString("stop"));
+  }
+
   void sendAndStream() {
     QTemporaryDir tmp;
     auto app = makeApp(tmp.path());
