@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -31,6 +34,8 @@ struct Excerpt {
   int last_page = 0;
   bool attachment = false;
   bool whole = false;  // a whole attached document: labelled by name only
+  std::int64_t first_char = 0;  // see Citation
+  std::int64_t last_char = 0;
   std::int64_t folder = 0;
   std::int64_t tokens = 0;
 };
@@ -205,11 +210,38 @@ std::string compose(const std::vector<Excerpt>& excerpts) {
   return text;
 }
 
+// The characters (1-based, inclusive; 0 when not found) each chunk spans in `text`: chunks come
+// in the document's order, so each is looked for from where the previous one began.
+std::vector<std::pair<std::int64_t, std::int64_t>> char_spans(std::string_view text, const std::vector<Chunk>& chunks) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out(chunks.size(), {0, 0});
+  std::size_t from = 0, counted_to = 0;
+  std::int64_t chars_before = 0;  // code points in text[0, counted_to)
+  const auto advance = [&](std::size_t to) {
+    for (; counted_to < to; ++counted_to)
+      if ((static_cast<unsigned char>(text[counted_to]) & 0xC0) != 0x80) ++chars_before;
+  };
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const std::string& t = chunks[i].text;
+    if (t.empty()) continue;
+    const std::size_t at = text.find(t, from);
+    if (at == std::string_view::npos) continue;
+    advance(at);
+    const std::int64_t first = chars_before + 1;
+    std::int64_t length = 0;
+    for (const char c : t)
+      if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++length;
+    out[i] = {first, first + length - 1};
+    from = at + 1;
+  }
+  return out;
+}
+
 // An attached document that does not fit whole: its chunks that share the most words with the
 // question (earlier ones first among equals), in the document's order.
 bool take_document_parts(Packer& packer, const Document& d, const std::set<std::string>& terms,
                          const ChunkOptions& options) {
   const std::vector<Chunk> chunks = chunk_document(d, options);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> spans = char_spans(d.text, chunks);
   std::vector<std::pair<int, std::size_t>> ranked;
   for (std::size_t i = 0; i < chunks.size(); ++i) ranked.emplace_back(-overlap(terms, chunks[i].text), i);
   std::stable_sort(ranked.begin(), ranked.end());
@@ -229,6 +261,8 @@ bool take_document_parts(Packer& packer, const Document& d, const std::set<std::
     e.page = c.page;
     e.last_page = c.page;
     e.attachment = true;
+    e.first_char = spans[i].first;
+    e.last_char = spans[i].second;
     if (packer.take(std::move(e))) {
       ++chosen;
       misses = 0;
@@ -244,6 +278,32 @@ bool take_document_parts(Packer& packer, const Document& d, const std::set<std::
     return a.page != b.page ? a.page < b.page : a.first_line < b.first_line;
   });
   return true;
+}
+
+// Excerpts of files on disk that are parts of one line (a long line split into chunks): their
+// characters, found by reading the file (up to 32 MiB), so their citations can say which part.
+void locate_split_lines(std::vector<Excerpt>& taken) {
+  std::map<std::pair<std::string, int>, std::vector<Excerpt*>> parts;
+  for (auto& e : taken)
+    if (!e.attachment && e.page == 0 && e.first_line == e.last_line && e.first_char == 0)
+      parts[{e.path, e.first_line}].push_back(&e);
+  for (auto& [where, excerpts] : parts) {
+    if (excerpts.size() < 2) continue;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(where.first, ec);
+    if (ec || size > (32u << 20)) continue;
+    std::ifstream in(where.first, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::sort(excerpts.begin(), excerpts.end(), [](const Excerpt* a, const Excerpt* b) { return a->text < b->text; });
+    std::vector<Chunk> chunks;
+    for (const Excerpt* e : excerpts) chunks.push_back(Chunk{e->first_line, e->last_line, 0, {}, e->text});
+    // Found independently of each other: their order in the file is not known here.
+    for (std::size_t i = 0; i < excerpts.size(); ++i) {
+      const auto span = char_spans(text, {chunks[i]});
+      excerpts[i]->first_char = span[0].first;
+      excerpts[i]->last_char = span[0].second;
+    }
+  }
 }
 
 }  // namespace
@@ -317,6 +377,7 @@ AssembledContext assemble_context(const ContextInput& input, const TokenCounter&
     out.text = compose(taken);
     out.tokens = out.text.empty() ? 0 : count(out.text);
   }
+  locate_split_lines(taken);
   for (std::size_t i = 0; i < taken.size(); ++i) {
     const Excerpt& e = taken[i];
     Citation c;
@@ -328,6 +389,8 @@ AssembledContext assemble_context(const ContextInput& input, const TokenCounter&
     c.page = e.page;
     c.last_page = e.page > 0 ? std::max(e.page, e.last_page) : 0;
     c.attachment = e.attachment;
+    c.first_char = e.first_char;
+    c.last_char = e.last_char;
     out.citations.push_back(std::move(c));
   }
   return out;
@@ -379,6 +442,10 @@ std::string citations_to_json(const std::vector<Citation>& citations) {
                         {"page", c.page},
                         {"last_page", c.last_page},
                         {"attachment", c.attachment}};
+    if (c.first_char > 0) {
+      j["first_char"] = c.first_char;
+      j["last_char"] = c.last_char;
+    }
     list.push_back(std::move(j));
   }
   return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -410,7 +477,95 @@ std::vector<Citation> citations_from_json(std::string_view json_text) {
     c.last_page = int_of(j, "last_page", c.page);
     const auto attachment = j.find("attachment");
     c.attachment = attachment != j.end() && attachment->is_boolean() && attachment->get<bool>();
+    c.first_char = std::max(0, int_of(j, "first_char", 0));
+    c.last_char = std::max<std::int64_t>(c.first_char, int_of(j, "last_char", 0));
     out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+
+// "a-b, c-d" of ranges merged where they touch or overlap.
+std::string ranges_text(std::vector<std::pair<std::int64_t, std::int64_t>> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+  for (const auto& r : ranges) {
+    if (!merged.empty() && r.first <= merged.back().second + 1)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  }
+  std::string out;
+  for (const auto& [a, b] : merged) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(a);
+    if (b > a) out += "-" + std::to_string(b);
+  }
+  return out;
+}
+
+// The label's name: the citation's label up to its range (labels are "name", "name:10-42" or
+// "name p. 3"/"name pp. 3-4").
+std::string name_of(const Citation& c) {
+  std::string label = c.label;
+  if (c.page > 0) {
+    const auto at = label.rfind(c.last_page > c.page ? " pp. " : " p. ");
+    return at == std::string::npos ? label : label.substr(0, at);
+  }
+  const std::string suffix = ":" + std::to_string(c.first_line);
+  const auto at = label.rfind(suffix);
+  return at == std::string::npos ? label : label.substr(0, at);
+}
+
+}  // namespace
+
+std::vector<SourceGroup> group_citations(const std::vector<Citation>& citations) {
+  std::vector<SourceGroup> out;
+  std::vector<std::vector<const Citation*>> members;
+  for (const auto& c : citations) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const SourceGroup& g) { return g.path == c.path && g.attachment == c.attachment; });
+    if (it == out.end()) {
+      SourceGroup g;
+      g.path = c.path;
+      g.attachment = c.attachment;
+      g.first_line = c.first_line;
+      g.page = c.page;
+      out.push_back(std::move(g));
+      members.emplace_back();
+      it = out.end() - 1;
+    }
+    it->numbers.push_back(c.number);
+    members[static_cast<std::size_t>(it - out.begin())].push_back(&c);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    SourceGroup& g = out[i];
+    const auto& cs = members[i];
+    std::sort(g.numbers.begin(), g.numbers.end());
+    const std::string name = name_of(*cs.front());
+    std::vector<std::pair<std::int64_t, std::int64_t>> pages, lines, chars;
+    bool whole = false, all_chars = true;
+    int line = cs.front()->first_line;
+    for (const Citation* c : cs) {
+      if (c->page > 0) pages.emplace_back(c->page, std::max(c->page, c->last_page));
+      if (c->label == name) whole = true;  // a whole document: no range
+      lines.emplace_back(c->first_line, c->last_line);
+      g.first_line = std::min(g.first_line, c->first_line);
+      if (c->page > 0) g.page = g.page > 0 ? std::min(g.page, c->page) : c->page;
+      if (c->first_char <= 0 || c->first_line != line || c->last_line != line) all_chars = false;
+      chars.emplace_back(c->first_char, c->last_char);
+    }
+    if (whole) {
+      g.label = name;
+    } else if (!pages.empty()) {
+      const std::string r = ranges_text(pages);
+      g.label = name + (r.find_first_of("-,") == std::string::npos ? " p. " : " pp. ") + r;
+    } else if (all_chars && cs.size() > 1) {
+      g.label = name + ":" + std::to_string(line) + " chars " + ranges_text(chars);
+    } else {
+      g.label = name + ":" + ranges_text(lines);
+    }
   }
   return out;
 }

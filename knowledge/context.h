@@ -40,7 +40,24 @@ struct Citation {
   int page = 0;
   int last_page = 0;        // PDF: the last page of the excerpt (page when it is one page)
   bool attachment = false;  // an attached document (path is its name), not a file on disk
+  // Characters (code points, 1-based, inclusive) of the excerpt in its document when known
+  // (0 otherwise): what tells apart the parts of one long line.
+  std::int64_t first_char = 0;
+  std::int64_t last_char = 0;
 };
+
+// One source as the chat shows it: every citation of one document or file (its passages
+// merged where they touch or overlap), labelled with its real ranges: pages, else lines, else
+// (within one line) characters, e.g. "big.txt chars 1-40000, 80001-120000" or "a.cpp:10-42, 80-95".
+struct SourceGroup {
+  std::vector<int> numbers;  // the citations' numbers, ascending
+  std::string path;
+  std::string label;
+  int first_line = 1;  // where opening it goes
+  int page = 0;
+  bool attachment = false;
+};
+std::vector<SourceGroup> group_citations(const std::vector<Citation>& citations);
 
 struct AssembledContext {
   std::string text;  // the block placed before the question; empty when there is nothing

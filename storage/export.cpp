@@ -117,6 +117,7 @@ StoreResult<std::string> export_json(HistoryDb& db, const std::vector<std::int64
       jm["completion_tokens"] = optional_value(m.stats.completion_tokens);
       jm["ttft_ms"] = optional_value(m.stats.ttft_ms);
       jm["tokens_per_second"] = optional_value(m.stats.tokens_per_second);
+      if (!m.stats.stop_reason.empty()) jm["stop_reason"] = m.stats.stop_reason;
       jm["model"] = m.model;
       jm["created_at"] = m.created_at;
       ordered_json ja = ordered_json::array();

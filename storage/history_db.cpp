@@ -134,7 +134,7 @@ Conversation read_conversation(const Statement& s) {
 
 constexpr const char* kMessageColumns =
     "id, uuid, conversation_id, parent_id, role, content, reasoning, state, error, prompt_tokens, "
-    "completion_tokens, ttft_ms, tokens_per_second, model, created_at, context, sources";
+    "completion_tokens, ttft_ms, tokens_per_second, model, created_at, context, sources, stop_reason";
 
 Message read_message(const Statement& s) {
   Message m;
@@ -155,6 +155,7 @@ Message read_message(const Statement& s) {
   m.created_at = s.column_int(14);
   m.context = s.column_text(15);
   m.sources = parse_sources(s.column_text(16));
+  m.stats.stop_reason = s.column_text(17);
   return m;
 }
 
@@ -211,6 +212,34 @@ StoreStatus HistoryDb::delete_conversation(std::int64_t id) {
   if (db_.changes() == 0) return store_error("there is no conversation " + std::to_string(id));
   DAY0_STORE_TRY(delete_unused_blobs(db_));
   return tx.commit();
+}
+
+StoreStatus HistoryDb::save_preset(std::string_view name, const nlohmann::json& settings) {
+  const std::string n = to_valid_utf8(std::string(name));
+  if (n.empty() || n.size() > 200) return store_error("a preset needs a name of 1 to 200 bytes");
+  DAY0_STORE_TRY(check_settings(settings));
+  DAY0_STORE_ASSIGN(s, Statement::prepare(db_,
+                                          "INSERT INTO presets (name, settings, updated_at) VALUES (?1, ?2, ?3) "
+                                          "ON CONFLICT(name) DO UPDATE SET settings = ?2, updated_at = ?3"));
+  return s.bind(1, n).bind(2, settings_text(settings)).bind(3, now_ms()).run();
+}
+
+StoreStatus HistoryDb::delete_preset(std::string_view name) {
+  DAY0_STORE_ASSIGN(s, Statement::prepare(db_, "DELETE FROM presets WHERE name = ?1"));
+  DAY0_STORE_TRY(s.bind(1, name).run());
+  if (db_.changes() == 0) return store_error("there is no preset named " + std::string(name));
+  return Ok{};
+}
+
+StoreResult<std::vector<Preset>> HistoryDb::presets() {
+  DAY0_STORE_ASSIGN(s, Statement::prepare(db_, "SELECT name, settings, updated_at FROM presets ORDER BY name"));
+  std::vector<Preset> out;
+  for (;;) {
+    DAY0_STORE_ASSIGN(row, s.step());
+    if (!row) break;
+    out.push_back({s.column_text(0), parse_settings(s.column_text(1)), s.column_int(2)});
+  }
+  return out;
 }
 
 StoreResult<std::vector<Conversation>> HistoryDb::list_conversations(const ListOptions& options) {
@@ -512,11 +541,12 @@ StoreStatus HistoryDb::finish_reply(std::int64_t message_id, const ReplyEnd& end
   DAY0_STORE_TRY(append_in_transaction(last));
   DAY0_STORE_ASSIGN(s, Statement::prepare(db_,
                                           "UPDATE messages SET state = ?2, error = ?3, prompt_tokens = ?4, "
-                                          "completion_tokens = ?5, ttft_ms = ?6, tokens_per_second = ?7 "
+                                          "completion_tokens = ?5, ttft_ms = ?6, tokens_per_second = ?7, stop_reason = ?8 "
                                           "WHERE id = ?1 AND state = 'incomplete' RETURNING conversation_id"));
   s.bind(1, message_id).bind(2, to_string(end.state)).bind(3, to_valid_utf8(end.error));
   s.bind(4, end.stats.prompt_tokens).bind(5, end.stats.completion_tokens);
   s.bind(6, finite_or_null(end.stats.ttft_ms)).bind(7, finite_or_null(end.stats.tokens_per_second));
+  s.bind(8, to_valid_utf8(end.stats.stop_reason.substr(0, 32)));
   DAY0_STORE_ASSIGN(row, s.step());
   if (!row) {
     DAY0_STORE_ASSIGN(m, message(message_id));

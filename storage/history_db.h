@@ -26,6 +26,13 @@ class HistoryDb {
   StoreStatus update_conversation(std::int64_t id, const ConversationPatch& patch);
   // Deletes its messages and attachments too, and any attachment bytes no longer used.
   StoreStatus delete_conversation(std::int64_t id);
+  // --- presets: named chat settings, by name (case-sensitive) ------------------------------
+  // Adds the preset or replaces the one with this name; `settings` must be an object.
+  StoreStatus save_preset(std::string_view name, const nlohmann::json& settings);
+  StoreStatus delete_preset(std::string_view name);
+  // By name.
+  StoreResult<std::vector<Preset>> presets();
+
   // Pinned first, then the most recently updated.
   StoreResult<std::vector<Conversation>> list_conversations(const ListOptions& options = {});
   StoreResult<Conversation> conversation(std::int64_t id);

@@ -48,6 +48,8 @@ struct ReplyStats {
   std::optional<std::int64_t> completion_tokens;
   std::optional<double> ttft_ms;  // time to first token
   std::optional<double> tokens_per_second;
+  // Why generation ended: eos, stop_string, max_tokens, cancelled, error; empty when unknown.
+  std::string stop_reason;
 };
 
 struct Message {
@@ -129,6 +131,13 @@ struct ReplyEnd {
   MessageState state = MessageState::complete;
   std::string error;  // for MessageState::error
   ReplyStats stats;
+};
+
+// Named chat settings (HistoryDb::save_preset).
+struct Preset {
+  std::string name;
+  nlohmann::json settings = nlohmann::json::object();
+  std::int64_t updated_at = 0;
 };
 
 struct ListOptions {

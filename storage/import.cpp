@@ -224,6 +224,7 @@ StoreStatus read_message(const json& jm, const std::string& where, const std::se
   DAY0_STORE_TRY(read_int(jm, "completion_tokens", where, 0, kMaxCount, &m->stats.completion_tokens, false));
   DAY0_STORE_TRY(read_rate(jm, "ttft_ms", where, &m->stats.ttft_ms));
   DAY0_STORE_TRY(read_rate(jm, "tokens_per_second", where, &m->stats.tokens_per_second));
+  DAY0_STORE_TRY(read_string(jm, "stop_reason", where, 32, false, &m->stats.stop_reason));
   DAY0_STORE_TRY(read_string(jm, "model", where, kMaxShortTextBytes, false, &m->model));
   DAY0_STORE_TRY(read_required_int(jm, "created_at", where, 0, kMaxTimestampMs, &m->created_at));
   DAY0_STORE_ASSIGN(list, read_array(jm, "attachments", where, false));
@@ -321,8 +322,9 @@ StoreStatus write_conversation(Database& db, const InConversation& c, const std:
   DAY0_STORE_ASSIGN(insert, Statement::prepare(db,
                                                "INSERT INTO messages (uuid, conversation_id, parent_id, role, content, "
                                                "reasoning, state, error, prompt_tokens, completion_tokens, ttft_ms, "
-                                               "tokens_per_second, model, created_at, context, sources) VALUES (?1, "
-                                               "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
+                                               "tokens_per_second, model, created_at, context, sources, stop_reason) "
+                                               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                                               "?15, ?16, ?17)"));
   DAY0_STORE_ASSIGN(blob, Statement::prepare(db,
                                              "INSERT OR IGNORE INTO blobs (sha256, mime_type, size, data) VALUES "
                                              "(?1, ?2, ?3, ?4)"));
@@ -350,7 +352,7 @@ StoreStatus write_conversation(Database& db, const InConversation& c, const std:
     insert.bind(4, to_string(m.role)).bind(5, m.content).bind(6, m.reasoning).bind(7, to_string(m.state));
     insert.bind(8, m.error).bind(9, m.stats.prompt_tokens).bind(10, m.stats.completion_tokens);
     insert.bind(11, m.stats.ttft_ms).bind(12, m.stats.tokens_per_second).bind(13, m.model).bind(14, m.created_at);
-    insert.bind(15, m.context).bind(16, m.sources);
+    insert.bind(15, m.context).bind(16, m.sources).bind(17, m.stats.stop_reason);
     DAY0_STORE_TRY(insert.run());
     const std::int64_t id = db.last_insert_rowid();
     id_of[m.uuid] = id;

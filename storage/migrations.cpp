@@ -201,6 +201,19 @@ INSERT INTO conversation_search(conversation_search) VALUES ('rebuild');
 ALTER TABLE messages ADD COLUMN context TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN sources TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(sources));
 )sql"},
+      {5, "chat settings presets", R"sql(
+-- Named chat settings (system prompt, sampling, stop strings) to apply to any conversation; a
+-- conversation keeps its own copy in conversations.settings.
+CREATE TABLE presets (
+  name        TEXT    PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 200),
+  settings    TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(settings)),
+  updated_at  INTEGER NOT NULL
+);
+)sql"},
+      {6, "why a reply ended", R"sql(
+-- eos, stop_string, max_tokens, cancelled or error; empty for replies stored before.
+ALTER TABLE messages ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return migrations;
 }

@@ -70,6 +70,7 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+M"; onActivated: window.openModels() }
     Shortcut { sequence: "Ctrl+,"; onActivated: settingsDialog.open() }
     Shortcut { sequences: ["F1", "Ctrl+/"]; onActivated: shortcutSheet.open() }
+    Shortcut { sequence: "Ctrl+Shift+S"; onActivated: chatSettingsPanel.visible = !chatSettingsPanel.visible }
 
     RowLayout {
         anchors.fill: parent
@@ -130,6 +131,14 @@ ApplicationWindow {
                                 onTriggered: window.chat.duplicateConversation(window.chat.currentConversationId)
                             }
                         }
+                    }
+                    IconButton {
+                        objectName: "chatSettingsButton"
+                        iconName: "settings"
+                        tip: qsTr("Chat settings: system prompt, sampling, presets (Ctrl+Shift+S)")
+                        filled: chatSettingsPanel.visible
+                        iconColor: chatSettingsPanel.visible ? Theme.onAccent : Theme.textMuted
+                        onClicked: chatSettingsPanel.visible = !chatSettingsPanel.visible
                     }
                     AbstractButton {
                         id: modelChip
@@ -230,6 +239,15 @@ ApplicationWindow {
                 knowledge: window.controller.knowledge
                 onOpenKnowledge: knowledgePanel.open()
             }
+        }
+
+        ChatSettingsPanel {
+            id: chatSettingsPanel
+            objectName: "chatSettingsPanel"
+            Layout.fillHeight: true
+            Layout.preferredWidth: 300
+            visible: false
+            chat: window.chat
         }
     }
 

@@ -149,6 +149,38 @@ Item {
             }
         }
 
+        // Where and how large: chosen before Load, kept as the settings for the next loads.
+        GridLayout {
+            Layout.fillWidth: true
+            visible: !panel.isLoaded && !panel.models.loading
+            columns: 2
+            columnSpacing: 10
+            rowSpacing: 6
+            Label { text: qsTr("Device"); color: Theme.text }
+            ComboBox {
+                id: loadDevice
+                objectName: "loadDeviceBox"
+                Layout.fillWidth: true
+                model: panel.models.deviceChoices
+                textRole: "label"
+                valueRole: "id"
+                Accessible.name: qsTr("Device to load the model on")
+                currentIndex: Math.max(0, indexOfValue(panel.models.settings.device))
+                onActivated: panel.models.settings.device = currentValue
+            }
+            Label { text: qsTr("Context (tokens, 0: the model's)"); color: Theme.text }
+            SpinBox {
+                objectName: "loadContextBox"
+                from: 0; to: 1048576; stepSize: 1024
+                value: panel.models.settings.contextLength
+                editable: true
+                textFromValue: (v) => String(v)
+                valueFromText: (t) => parseInt(t)
+                Accessible.name: qsTr("Context length in tokens")
+                onValueModified: panel.models.settings.contextLength = value
+            }
+        }
+
         RowLayout {
             Layout.fillWidth: true
             spacing: 8

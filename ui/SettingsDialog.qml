@@ -21,6 +21,62 @@ Popup {
     Overlay.modal: Rectangle { color: Qt.rgba(0, 0, 0, Theme.dark ? 0.55 : 0.3) }
     background: Rectangle { radius: 14; color: Theme.window; border.color: Theme.border }
 
+    // A new data folder: move the history there, or use the one it already holds (confirmed).
+    function askDataFolder(path) {
+        if (path.length === 0 || path === dialog.settings.dataFolder) return
+        const check = dialog.controller.checkDataFolder(path)
+        if (check.state === "invalid") {
+            dialog.controller.showError(check.message)
+            dataFolderPath.text = dialog.settings.dataFolder
+            return
+        }
+        if (check.state === "same") {
+            dialog.controller.changeDataFolder(check.path, false)
+            return
+        }
+        folderConfirm.target = check.path
+        folderConfirm.hasHistory = check.state === "history"
+        folderConfirm.open()
+    }
+
+    Dialog {
+        id: folderConfirm
+        objectName: "dataFolderConfirm"
+        property string target
+        property bool hasHistory: false
+        parent: Overlay.overlay
+        anchors.centerIn: parent
+        width: Math.min(dialog.width - 40, 520)
+        modal: true
+        title: hasHistory ? qsTr("Use the history in %1?").arg(target) : qsTr("Move the history to %1?").arg(target)
+        Label {
+            width: parent.width
+            wrapMode: Text.Wrap
+            color: Theme.text
+            text: folderConfirm.hasHistory
+                  ? qsTr("%1 already holds a Day0 history. Day0 will use it from its next start; the current one stays in %2.").arg(folderConfirm.target).arg(dialog.settings.activeDataFolder)
+                  : qsTr("Day0 moves the history (with its attachments, backups and the knowledge index) from %1 to %2 when it starts next. Start with an empty history there instead?").arg(dialog.settings.activeDataFolder).arg(folderConfirm.target)
+        }
+        footer: DialogButtonBox {
+            Button {
+                text: folderConfirm.hasHistory ? qsTr("Use it") : qsTr("Move the history")
+                DialogButtonBox.buttonRole: DialogButtonBox.AcceptRole
+            }
+            Button {
+                visible: !folderConfirm.hasHistory
+                text: qsTr("Start empty")
+                DialogButtonBox.buttonRole: DialogButtonBox.ApplyRole
+            }
+            Button {
+                text: qsTr("Cancel")
+                DialogButtonBox.buttonRole: DialogButtonBox.RejectRole
+            }
+            onApplied: { dialog.controller.changeDataFolder(folderConfirm.target, false); folderConfirm.close() }
+        }
+        onAccepted: dialog.controller.changeDataFolder(target, !hasHistory)
+        onRejected: dataFolderPath.text = dialog.settings.dataFolder
+    }
+
     component SectionTitle: Label {
         color: Theme.textFaint
         font.pixelSize: 11
@@ -45,7 +101,7 @@ Popup {
         signal moved(real v)
         Layout.fillWidth: true
         spacing: 12
-        Label { text: sliderRow.label; color: Theme.text; Layout.preferredWidth: 150 }
+        Label { text: sliderRow.label; color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
         Slider {
             Layout.fillWidth: true
             from: sliderRow.from; to: sliderRow.to; stepSize: sliderRow.step
@@ -53,7 +109,7 @@ Popup {
             Accessible.name: sliderRow.label
             onMoved: sliderRow.moved(value)
         }
-        Label { text: sliderRow.value.toFixed(sliderRow.decimals); color: Theme.textMuted; Layout.preferredWidth: 40; horizontalAlignment: Text.AlignRight }
+        Label { text: sliderRow.value.toFixed(sliderRow.decimals); color: Theme.textMuted; Layout.preferredWidth: Math.max(40, implicitWidth); Layout.minimumWidth: implicitWidth; horizontalAlignment: Text.AlignRight }
     }
 
     ColumnLayout {
@@ -112,6 +168,24 @@ Popup {
                     text: qsTr("GPU memory kept for MXFP4 experts streamed from disk; the rest of the GPU holds attention, caches and the FP8 workspace.")
                 }
 
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Context length (0: the model's)"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
+                    SpinBox {
+                        objectName: "contextLengthBox"
+                        from: 0; to: 1048576; stepSize: 1024
+                        value: dialog.settings.contextLength
+                        editable: true
+                        textFromValue: (v) => String(v)
+                        valueFromText: (t) => parseInt(t)
+                        Accessible.name: qsTr("Context length in tokens")
+                        onValueModified: dialog.settings.contextLength = value
+                    }
+                    Item { Layout.fillWidth: true }
+                }
+                Hint { text: qsTr("Positions a loaded model can hold; takes effect at the next load. 0 takes the model's own, bounded by the memory.") }
+
                 SectionTitle { text: qsTr("SAMPLING") }
                 SliderRow {
                     label: qsTr("Temperature")
@@ -128,7 +202,7 @@ Popup {
                 RowLayout {
                     Layout.fillWidth: true
                     spacing: 12
-                    Label { text: qsTr("Top-k (0: off)"); color: Theme.text; Layout.preferredWidth: 150 }
+                    Label { text: qsTr("Top-k (0: off)"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
                     SpinBox {
                         from: 0; to: 1000
                         value: dialog.settings.topK
@@ -141,7 +215,7 @@ Popup {
                 RowLayout {
                     Layout.fillWidth: true
                     spacing: 12
-                    Label { text: qsTr("Longest reply (tokens)"); color: Theme.text; Layout.preferredWidth: 150 }
+                    Label { text: qsTr("Longest reply (tokens)"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
                     SpinBox {
                         from: 1; to: 131072; stepSize: 128
                         value: dialog.settings.maxNewTokens
@@ -150,6 +224,36 @@ Popup {
                         onValueModified: dialog.settings.maxNewTokens = value
                     }
                     Item { Layout.fillWidth: true }
+                }
+                SliderRow {
+                    label: qsTr("Min-p (0: off)")
+                    from: 0; to: 1; step: 0.01
+                    value: dialog.settings.minP
+                    onMoved: (v) => dialog.settings.minP = v
+                }
+                SliderRow {
+                    label: qsTr("Repetition penalty (1: off)")
+                    from: 0.5; to: 2; step: 0.05
+                    value: dialog.settings.repetitionPenalty
+                    onMoved: (v) => dialog.settings.repetitionPenalty = v
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Stop strings (one a line)"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
+                    TextArea {
+                        objectName: "stopStringsField"
+                        Layout.fillWidth: true
+                        text: dialog.settings.stopStrings.join("\n")
+                        color: Theme.text
+                        placeholderText: qsTr("none")
+                        Accessible.name: qsTr("Stop strings, one a line")
+                        onEditingFinished: dialog.settings.stopStrings = text.split("\n")
+                    }
+                }
+                RowLayout {
+                    Layout.fillWidth: true
+                    Hint { text: qsTr("Defaults for new chats; each chat can change them in its chat settings (Ctrl+Shift+S).") }
                     PillButton { text: qsTr("Defaults"); onClicked: dialog.settings.resetSampling() }
                 }
                 // A conversation longer than the model's context: the default, and this chat's own.
@@ -252,7 +356,7 @@ Popup {
                 RowLayout {
                     Layout.fillWidth: true
                     spacing: 12
-                    Label { text: qsTr("Port"); color: Theme.text; Layout.preferredWidth: 150 }
+                    Label { text: qsTr("Port"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
                     SpinBox {
                         from: 1; to: 65535
                         value: dialog.settings.serverPort
@@ -267,7 +371,7 @@ Popup {
                 RowLayout {
                     Layout.fillWidth: true
                     spacing: 12
-                    Label { text: qsTr("API key"); color: Theme.text; Layout.preferredWidth: 150 }
+                    Label { text: qsTr("API key"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
                     TextField {
                         Layout.fillWidth: true
                         text: dialog.settings.serverApiKey
@@ -300,16 +404,16 @@ Popup {
                     showAction: false
                     title: qsTr("Choose the data folder")
                     text: dialog.settings.dataFolder
-                    onSubmitted: (path) => dialog.settings.dataFolder = path
-                    onChosen: (urls) => dialog.settings.dataFolder = decodeURIComponent(urls[0].toString().replace(/^file:\/\//, ""))
+                    onSubmitted: (path) => dialog.askDataFolder(path)
+                    onChosen: (urls) => dialog.askDataFolder(decodeURIComponent(urls[0].toString().replace(/^file:\/\//, "")))
                     Connections {
                         target: dataFolderPath.input
-                        function onEditingFinished() { dialog.settings.dataFolder = dataFolderPath.input.text.trim() }
+                        function onEditingFinished() { dialog.askDataFolder(dataFolderPath.input.text.trim()) }
                     }
                 }
                 Hint {
                     text: dialog.settings.dataFolder === dialog.settings.activeDataFolder
-                          ? qsTr("The history (history.db) and its backups live here.")
+                          ? qsTr("The history (history.db, with attachments), its backups and the knowledge index live here; day0-cli uses the same folder.")
                           : qsTr("Day0 uses %1 until it restarts.").arg(dialog.settings.activeDataFolder)
                 }
                 Item { implicitHeight: 16 }

@@ -17,6 +17,7 @@ Popup {
         { keys: "Ctrl+L", action: qsTr("Go to the message box") },
         { keys: "Ctrl+M", action: qsTr("Models") },
         { keys: "Ctrl+,", action: qsTr("Settings") },
+        { keys: "Ctrl+Shift+S", action: qsTr("Show or hide the chat settings") },
         { keys: "Ctrl+V", action: qsTr("Paste text, or attach a copied image or file") },
         { keys: "F1, Ctrl+/", action: qsTr("This list of shortcuts") }
     ]

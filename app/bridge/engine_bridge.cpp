@@ -136,10 +136,10 @@ std::pair<quint64, std::shared_ptr<std::atomic<bool>>> EngineBridge::beginLoad(c
   return {generation, cancel};
 }
 
-void EngineBridge::loadModel(const QString& dir, const QString& device) {
+void EngineBridge::loadModel(const QString& dir, const QString& device, qint64 contextLength) {
   const auto [generation, cancel] = beginLoad(tr("Checking the checkpoint…"));
   Engine* engine = engine_.get();
-  QThreadPool::globalInstance()->start([this, engine, dir, device, generation, cancel]() {
+  QThreadPool::globalInstance()->start([this, engine, dir, device, contextLength, generation, cancel]() {
     auto loaded = std::make_shared<Loaded>();
     loaded->generation = generation;
     loaded->dir = dir;
@@ -159,6 +159,7 @@ void EngineBridge::loadModel(const QString& dir, const QString& device) {
     }
     ModelOptions options;
     options.device = loaded->device.toStdString();
+    options.max_context = std::max<qint64>(0, contextLength);
     auto model = engine->load_model(dir.toStdString(), options);
     if (!model && loaded->device != QLatin1String("cpu")) {
       loaded->notice = tr("%1 cannot run this model: %2. Day0 uses the CPU instead.")
@@ -381,8 +382,11 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
   request.sampling.temperature = params.temperature;
   request.sampling.top_p = params.top_p;
   request.sampling.top_k = params.top_k;
+  request.sampling.min_p = params.min_p;
+  request.sampling.repetition_penalty = params.repetition_penalty;
   request.sampling.seed = params.seed;
   request.stop.max_new_tokens = params.max_new_tokens;
+  request.stop.stop_strings = params.stop_strings;
   Engine* engine = engine_.get();
   // Formatting long conversations takes a while (template + tokenizer): off the GUI thread.
   QThreadPool::globalInstance()->start([this, id, engine, request = std::move(request), context = std::move(context),
@@ -491,6 +495,7 @@ void EngineBridge::generateRemote(quint64 id, std::vector<ContextMessage> contex
   sampling.top_p = params.top_p;
   sampling.max_tokens = params.max_new_tokens;
   sampling.seed = params.seed;
+  sampling.stop = params.stop_strings;
   QThreadPool::globalInstance()->start([this, id, cancel, sampling, client = *remote_,
                                         context = std::move(context)]() mutable {
     const auto finish = [&](const Event& e) {

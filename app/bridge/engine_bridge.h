@@ -33,7 +33,10 @@ struct GenerationParams {
   float temperature = 0.7f;
   float top_p = 0.95f;
   int top_k = 0;
+  float min_p = 0.0f;               // 0: off
+  float repetition_penalty = 1.0f;  // 1: off
   std::int64_t max_new_tokens = 1024;
+  std::vector<std::string> stop_strings;  // the reply ends before the first of these
   std::uint64_t seed = 0;
   // A conversation longer than a local model's context: earlier turns left out of the prompt
   // (contextTrimmed says how many messages), or under stop the request fails.
@@ -82,7 +85,8 @@ class EngineBridge : public QObject {
   // modelLoaded's notice says why. After the engine has mapped and validated the checkpoint,
   // its shards are read once into the page cache (when they fit in free memory), which is what
   // the progress reports: the first reply then does not wait on the disk.
-  void loadModel(const QString& dir, const QString& device);
+  // `contextLength`: positions a session may hold (0: the model's own, bounded by memory).
+  void loadModel(const QString& dir, const QString& device, qint64 contextLength = 0);
   // Connects to a remote OpenAI-compatible endpoint on a pool thread: its model list is read
   // (which checks the URL, the key and the model name); then it is the model, and modelLoaded
   // reports `remoteId(url, model)` as the folder and "remote" as the device.

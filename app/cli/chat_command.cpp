@@ -16,6 +16,7 @@
 #include <sstream>
 #include <utility>
 
+#include "cli/data_dir.h"
 #include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "cli/line_editor.h"
@@ -61,7 +62,8 @@ int usage(bool help) {
                "  --multiline: every message runs until a line of \"\"\" (or the end of the input), so a\n"
                "  piped file is one message.\n"
                "  The conversation is saved as it streams in the app's history database\n"
-               "  ($XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
+               "  (history.db in the app's data folder, as its Settings chose it; else\n"
+               "  $XDG_DATA_HOME/day0/history.db) or the one --db names.\n"
                "  --remote URL talks to an OpenAI-compatible server (http://host:port or a base ending in\n"
                "  /v1) instead of a local model: --remote-model names the model (default: the first it lists),\n"
                "  --api-key is sent as a bearer token; --top-k, --threads and --device do not apply.\n"
@@ -379,7 +381,7 @@ int run_chat(const std::vector<std::string>& argv) {
   std::unique_ptr<storage::HistoryStore> history;
   if (!args->flag("no-history")) {
     const std::filesystem::path db_path =
-        args->option("db") ? std::filesystem::path(*args->option("db")) : user_data_dir() / "history.db";
+        args->option("db") ? std::filesystem::path(*args->option("db")) : cli::default_data_dir() / "history.db";
     std::error_code ec;
     std::filesystem::create_directories(db_path.parent_path().empty() ? "." : db_path.parent_path(), ec);
     history = std::make_unique<storage::HistoryStore>(db_path);

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "cli/data_dir.h"
 #include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "day0/paths.h"
@@ -30,8 +31,8 @@ constexpr const char* kUsage =
     "                                     passage's words around the question's, indented by 4 spaces\n"
     "  folders                            the indexed folders with their files and chunks\n"
     "  remove FOLDER                      drops FOLDER from the index (the files are not touched)\n"
-    "The index is $XDG_DATA_HOME/day0/knowledge.db (~/.local/share/day0/knowledge.db) unless\n"
-    "--db is given.\n";
+    "The index is knowledge.db in the app's data folder (the one its Settings chose, else\n"
+    "$XDG_DATA_HOME/day0, ~/.local/share/day0) unless --db is given.\n";
 
 struct Options {
   std::string command;
@@ -238,7 +239,7 @@ int run_docs(const std::vector<std::string>& argv) {
   if (const auto it = o.values.find("db"); it != o.values.end()) {
     db = it->second;
   } else {
-    db = day0::user_data_dir() / "knowledge.db";
+    db = day0::cli::default_data_dir() / "knowledge.db";
     std::error_code ec;
     std::filesystem::create_directories(db.parent_path(), ec);
   }

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/data_dir.h"
 #include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "cli/line_editor.h"
@@ -32,7 +33,8 @@ constexpr const char* kUsage =
     "                                     one or all conversations; JSON is lossless and re-importable\n"
     "  import FILE                        adds what FILE holds and this history lacks (never duplicates)\n"
     "CONVERSATION is a number from 'list', a uuid, or the start of one. The history is\n"
-    "$XDG_DATA_HOME/day0/history.db (~/.local/share/day0/history.db) unless --db is given.\n";
+    "history.db in the app's data folder (the one its Settings chose, read from\n"
+    "$XDG_CONFIG_HOME/day0/day0.ini; else $XDG_DATA_HOME/day0, ~/.local/share/day0) unless --db is given.\n";
 
 struct Options {
   std::string command;
@@ -269,7 +271,7 @@ int run_history(const std::vector<std::string>& argv) {
     return usage_error(o.command.empty() ? "which command?" : "unknown command '" + o.command + "'");
   if (const auto problem = usage_problem(o); !problem.empty()) return usage_error(problem);
   const std::filesystem::path db =
-      o.values.contains("db") ? std::filesystem::path(o.values.at("db")) : day0::user_data_dir() / "history.db";
+      o.values.contains("db") ? std::filesystem::path(o.values.at("db")) : day0::cli::default_data_dir() / "history.db";
   std::error_code ec;
   if (o.command != "import" && !std::filesystem::exists(db, ec)) {
     std::fprintf(stderr, "day0-cli history: there is no history at %s yet\n", db.c_str());

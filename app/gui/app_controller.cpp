@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <QDir>
+#include <QSettings>
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <fstream>
@@ -12,7 +13,9 @@
 #include "day0/version.h"
 #include "gui/app_settings.h"
 #include "gui/chat_controller.h"
+#include "gui/data_folder.h"
 #include "gui/image_attachments.h"
+#include "gui/user_path.h"
 #include "gui/knowledge_controller.h"
 #include "gui/model_manager.h"
 #include "gui/server_controller.h"
@@ -62,15 +65,38 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
                          .arg(qs(g.name), ModelManager::formatBytes(static_cast<double>(g.total_memory)))}});
   }
 
-  QDir().mkpath(paths.dataFolder);
-  QDir().mkpath(QFileInfo(paths.settingsFile).absolutePath());
-  settings_ = new AppSettings(paths.settingsFile, paths.dataFolder, this);
+  // A move of the data folder asked for in the Settings happens now, before the databases open.
+  QString dataFolder = paths.dataFolder;
+  QString moveNotice, moveError;
+  {
+    QSettings stored(paths.settingsFile, QSettings::IniFormat);
+    const QString from = stored.value(QStringLiteral("data/moveFrom")).toString();
+    if (!from.isEmpty() && QDir::cleanPath(from) != QDir::cleanPath(dataFolder) &&
+        QDir::cleanPath(stored.value(QStringLiteral("data/folder")).toString()) == QDir::cleanPath(dataFolder)) {
+      if (folderHasHistory(dataFolder)) {
+        moveNotice = tr("%1 already holds a history: Day0 uses it; the one in %2 stays there.").arg(dataFolder, from);
+      } else if (const QString why = moveDataFolder(from, dataFolder); !why.isEmpty()) {
+        moveError = tr("The history could not be moved to %1 (%2): Day0 keeps using %3.").arg(dataFolder, why, from);
+        dataFolder = from;
+        stored.setValue(QStringLiteral("data/folder"), from);
+      } else {
+        moveNotice = tr("Moved the history from %1 to %2.").arg(from, dataFolder);
+      }
+    }
+    if (stored.contains(QStringLiteral("data/moveFrom"))) stored.remove(QStringLiteral("data/moveFrom"));
+  }
+  AppPaths effective = paths;
+  effective.dataFolder = dataFolder;
+  QDir().mkpath(effective.dataFolder);
+  QDir().mkpath(QFileInfo(effective.settingsFile).absolutePath());
+  settings_ = new AppSettings(effective.settingsFile, effective.dataFolder, this);
   bridge_ = std::make_unique<EngineBridge>();
   models_ = new ModelManager(bridge_.get(), settings_, this);
+  models_->setDeviceChoices(deviceChoices_);
   attachments_ = std::make_shared<AttachmentSource>();
-  chat_ = new ChatController(bridge_.get(), models_, settings_, paths.dataFolder + QStringLiteral("/history.db"),
+  chat_ = new ChatController(bridge_.get(), models_, settings_, effective.dataFolder + QStringLiteral("/history.db"),
                              attachments_, this);
-  knowledge_ = new KnowledgeController(paths.dataFolder + QStringLiteral("/knowledge.db"), this);
+  knowledge_ = new KnowledgeController(effective.dataFolder + QStringLiteral("/knowledge.db"), this);
   chat_->setKnowledge(knowledge_);
   server_ = new ServerController(bridge_.get(), settings_, this);
 
@@ -105,6 +131,8 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
   });
   connect(bridge_.get(), &EngineBridge::statsChanged, this, &AppController::statsChanged);
   connect(models_, &ModelManager::loadStateChanged, this, &AppController::statsChanged);
+  if (!moveError.isEmpty()) showFrom(Source::other, moveError, true);
+  if (!moveNotice.isEmpty()) showFrom(Source::other, moveNotice, false);
   memoryTimer_.setInterval(2000);
   connect(&memoryTimer_, &QTimer::timeout, this, &AppController::updateMemory);
   memoryTimer_.start();
@@ -154,6 +182,28 @@ void AppController::start(const QString& model) {
 void AppController::showError(const QString& message) { showFrom(Source::other, message, true); }
 
 void AppController::showNotice(const QString& message) { showFrom(Source::other, message, false); }
+
+QVariantMap AppController::checkDataFolder(const QString& path) const {
+  const DataFolderCheck c = day0::app::checkDataFolder(localPathFromUser(path), settings_->activeDataFolder());
+  return {{QStringLiteral("state"), c.state}, {QStringLiteral("message"), c.message}, {QStringLiteral("path"), c.path}};
+}
+
+bool AppController::changeDataFolder(const QString& path, bool moveHistory) {
+  const DataFolderCheck c = day0::app::checkDataFolder(localPathFromUser(path), settings_->activeDataFolder());
+  if (c.state == QLatin1String("invalid")) {
+    showFrom(Source::other, c.message, true);
+    return false;
+  }
+  settings_->setDataFolder(c.path);
+  settings_->setPendingMove(moveHistory && c.state == QLatin1String("empty") ? settings_->activeDataFolder() : QString());
+  if (c.state != QLatin1String("same"))
+    showFrom(Source::other,
+             moveHistory && c.state == QLatin1String("empty")
+                 ? tr("Day0 moves the history to %1 when it starts next.").arg(c.path)
+                 : tr("Day0 uses the history in %1 from its next start.").arg(c.path),
+             false);
+  return true;
+}
 
 void AppController::showFrom(Source source, const QString& message, bool error) {
   QString& shown = error ? errorMessage_ : noticeMessage_;

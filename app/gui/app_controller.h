@@ -6,6 +6,7 @@
 // (folders indexed for questions). It owns the engine bridge and decides
 // what the first run opens.
 #include <QObject>
+#include <QVariantMap>
 #include <QStringList>
 #include <QTimer>
 #include <QVariantList>
@@ -85,6 +86,14 @@ class AppController : public QObject {
   // explains it), later the model used last.
   void start(const QString& model);
 
+  // What choosing `path` as the data folder would do (see data_folder.h): a map with state
+  // ("same", "empty", "history", "invalid"), message and path.
+  Q_INVOKABLE QVariantMap checkDataFolder(const QString& path) const;
+  // Makes `path` the data folder from the next start. With `moveHistory` the history (and the
+  // knowledge index) move there at that start, before anything opens them; without it, a
+  // history already there is used (the current one stays where it is). False with an error
+  // banner when the folder cannot be used.
+  Q_INVOKABLE bool changeDataFolder(const QString& path, bool moveHistory);
   Q_INVOKABLE void dismissError();
   Q_INVOKABLE void dismissNotice();
   Q_INVOKABLE void showError(const QString& message);

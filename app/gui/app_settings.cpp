@@ -43,6 +43,17 @@ QString AppSettings::contextOverflow() const {
   const auto policy = parse_context_overflow(v.toStdString());
   return QString::fromLatin1(context_overflow_name(policy.value_or(ContextOverflow::truncate_middle)));
 }
+
+double AppSettings::minP() const { return settings_->value(QStringLiteral("sampling/minP"), 0.0).toDouble(); }
+double AppSettings::repetitionPenalty() const {
+  return settings_->value(QStringLiteral("sampling/repetitionPenalty"), 1.0).toDouble();
+}
+QStringList AppSettings::stopStrings() const {
+  return cleanStopStrings(settings_->value(QStringLiteral("sampling/stopStrings")).toStringList());
+}
+int AppSettings::contextLength() const {
+  return std::clamp(settings_->value(QStringLiteral("engine/contextLength"), 0).toInt(), 0, kMaxContextLength);
+}
 QString AppSettings::systemPrompt() const { return settings_->value(QStringLiteral("chat/systemPrompt")).toString(); }
 QString AppSettings::theme() const {
   return settings_->value(QStringLiteral("ui/theme"), QStringLiteral("system")).toString();
@@ -143,12 +154,44 @@ void AppSettings::setContextOverflow(const QString& v) {
   if (const auto policy = parse_context_overflow(v.toStdString()))
     write(QStringLiteral("chat/contextOverflow"), QString::fromLatin1(context_overflow_name(*policy)));
 }
+
+void AppSettings::setMinP(double v) { write(QStringLiteral("sampling/minP"), std::clamp(v, 0.0, 1.0)); }
+void AppSettings::setRepetitionPenalty(double v) {
+  write(QStringLiteral("sampling/repetitionPenalty"), std::clamp(v, 0.5, 2.0));
+}
+void AppSettings::setStopStrings(const QStringList& v) {
+  write(QStringLiteral("sampling/stopStrings"), cleanStopStrings(v));
+}
+void AppSettings::setContextLength(int v) {
+  write(QStringLiteral("engine/contextLength"), std::clamp(v, 0, kMaxContextLength));
+}
+
+QStringList AppSettings::cleanStopStrings(const QStringList& v) {
+  QStringList out;
+  for (const QString& s : v) {
+    if (s.isEmpty() || out.contains(s)) continue;
+    out << s.left(kMaxStopStringChars);
+    if (out.size() == kMaxStopStrings) break;
+  }
+  return out;
+}
 void AppSettings::setSystemPrompt(const QString& v) { write(QStringLiteral("chat/systemPrompt"), v); }
 void AppSettings::setTheme(const QString& v) {
   if (v == QLatin1String("light") || v == QLatin1String("dark") || v == QLatin1String("system"))
     write(QStringLiteral("ui/theme"), v);
 }
 void AppSettings::setDataFolder(const QString& v) { write(QStringLiteral("data/folder"), localPathFromUser(v)); }
+QString AppSettings::pendingMove() const { return settings_->value(QStringLiteral("data/moveFrom")).toString(); }
+void AppSettings::setPendingMove(const QString& from) {
+  if (from.isEmpty()) {
+    if (!settings_->contains(QStringLiteral("data/moveFrom"))) return;
+    settings_->remove(QStringLiteral("data/moveFrom"));
+    sync();
+    emit changed();
+    return;
+  }
+  write(QStringLiteral("data/moveFrom"), from);
+}
 void AppSettings::setServerEnabled(bool v) { write(QStringLiteral("server/enabled"), v); }
 void AppSettings::setServerPort(int v) { write(QStringLiteral("server/port"), std::clamp(v, 0, 65535)); }
 void AppSettings::setServerAllowNetwork(bool v) { write(QStringLiteral("server/allowNetwork"), v); }
@@ -171,7 +214,8 @@ void AppSettings::forgetRecentModel(const QString& dir) {
 void AppSettings::setFirstRunDone() { write(QStringLiteral("app/firstRunDone"), true); }
 
 void AppSettings::resetSampling() {
-  for (const char* key : {"sampling/temperature", "sampling/topP", "sampling/topK", "sampling/maxNewTokens"})
+  for (const char* key : {"sampling/temperature", "sampling/topP", "sampling/topK", "sampling/maxNewTokens", "sampling/minP",
+                          "sampling/repetitionPenalty", "sampling/stopStrings"})
     settings_->remove(QLatin1String(key));
   sync();
   emit changed();

@@ -20,6 +20,11 @@ class AppSettings : public QObject {
   Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY changed)
   Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY changed)
   Q_PROPERTY(int maxNewTokens READ maxNewTokens WRITE setMaxNewTokens NOTIFY changed)
+  Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY changed)
+  Q_PROPERTY(double repetitionPenalty READ repetitionPenalty WRITE setRepetitionPenalty NOTIFY changed)
+  Q_PROPERTY(QStringList stopStrings READ stopStrings WRITE setStopStrings NOTIFY changed)
+  // Positions a loaded model may hold (0: the model's own, bounded by memory); used at load.
+  Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY changed)
   Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY changed)
   // A conversation longer than the model's context, unless the chat chooses otherwise:
   // "truncate-middle" (the default), "rolling-window" or "stop".
@@ -46,6 +51,10 @@ class AppSettings : public QObject {
   int topK() const;
   int maxNewTokens() const;
   QString contextOverflow() const;
+  double minP() const;
+  double repetitionPenalty() const;
+  QStringList stopStrings() const;
+  int contextLength() const;
   QString systemPrompt() const;
   QString theme() const;
   QString dataFolder() const;
@@ -67,9 +76,17 @@ class AppSettings : public QObject {
   void setTopK(int v);
   void setMaxNewTokens(int v);
   void setContextOverflow(const QString& v);  // ignores names parse_context_overflow refuses
+  void setMinP(double v);
+  void setRepetitionPenalty(double v);
+  // Empty lines are dropped; at most kMaxStopStrings of at most kMaxStopStringChars each.
+  void setStopStrings(const QStringList& v);
+  void setContextLength(int v);
   void setSystemPrompt(const QString& v);
   void setTheme(const QString& v);
   void setDataFolder(const QString& v);
+  // The folder whose history moves to dataFolder at the next start (empty: none).
+  QString pendingMove() const;
+  void setPendingMove(const QString& from);
   void setServerEnabled(bool v);
   void setServerPort(int v);
   void setServerAllowNetwork(bool v);
@@ -83,6 +100,12 @@ class AppSettings : public QObject {
   Q_INVOKABLE void forgetRecentModel(const QString& dir);
   void setFirstRunDone();
   Q_INVOKABLE void resetSampling();
+
+  static constexpr int kMaxStopStrings = 8;
+  static constexpr int kMaxStopStringChars = 200;
+  static constexpr int kMaxContextLength = 1 << 20;
+  // `v` without empty entries and duplicates, cut to the limits above.
+  static QStringList cleanStopStrings(const QStringList& v);
 
   // The data folder stored in `file`, or the XDG default (for choosing it before start-up).
   static QString storedDataFolder(const QString& file);

@@ -17,6 +17,8 @@
 #include <QStandardPaths>
 #include <QThreadPool>
 #include <algorithm>
+#include <cmath>
+#include <variant>
 
 #include "bridge/engine_bridge.h"
 #include "gui/app_settings.h"
@@ -28,6 +30,7 @@
 #include "gui/source_opener.h"
 #include "gui/user_path.h"
 #include "knowledge/context.h"
+#include "storage/statement.h"
 
 namespace day0::app {
 namespace {
@@ -64,6 +67,121 @@ std::string promptContent(const storage::Message& m) {
   return m.context.empty() ? m.content : knowledge::prompt_text(m.context, m.content);
 }
 
+
+constexpr const char* kGenerationKey = "generation";
+
+// The chat's generation settings: their name in QML, in the stored JSON, and their range.
+struct GenerationField {
+  const char* qml;
+  const char* json;
+  enum Kind { text, real, integer, strings } kind;
+  double min = 0, max = 0;
+};
+constexpr GenerationField kGenerationFields[] = {
+    {"systemPrompt", "system_prompt", GenerationField::text},
+    {"temperature", "temperature", GenerationField::real, 0.0, 2.0},
+    {"topP", "top_p", GenerationField::real, 0.0, 1.0},
+    {"topK", "top_k", GenerationField::integer, 0, 1000},
+    {"minP", "min_p", GenerationField::real, 0.0, 1.0},
+    {"repetitionPenalty", "repetition_penalty", GenerationField::real, 0.5, 2.0},
+    {"maxNewTokens", "max_new_tokens", GenerationField::integer, 1, 131072},
+    {"stopStrings", "stop", GenerationField::strings},
+};
+constexpr int kMaxSystemPromptChars = 100000;
+
+const GenerationField* fieldByQml(const QString& name) {
+  for (const auto& f : kGenerationFields)
+    if (name == QLatin1String(f.qml)) return &f;
+  return nullptr;
+}
+
+// `value` as the field stores it, or why it cannot be.
+struct Refusal {
+  QString why;
+};
+
+std::variant<nlohmann::json, Refusal> checkField(const GenerationField& f, const nlohmann::json& value) {
+  switch (f.kind) {
+    case GenerationField::text:
+      if (!value.is_string()) return Refusal{QObject::tr("%1 must be text.").arg(QLatin1String(f.qml))};
+      if (QString::fromStdString(value.get<std::string>()).size() > kMaxSystemPromptChars)
+        return Refusal{QObject::tr("The system prompt is longer than %1 characters.").arg(kMaxSystemPromptChars)};
+      return value;
+    case GenerationField::real:
+    case GenerationField::integer: {
+      if (!value.is_number()) return Refusal{QObject::tr("%1 must be a number.").arg(QLatin1String(f.qml))};
+      const double v = value.get<double>();
+      if (!std::isfinite(v) || v < f.min || v > f.max || (f.kind == GenerationField::integer && v != std::floor(v)))
+        return Refusal{QObject::tr("%1 must be %2 between %3 and %4, not %5.")
+            .arg(QLatin1String(f.qml), f.kind == GenerationField::integer ? QObject::tr("a whole number")
+                                                                          : QObject::tr("a number"))
+            .arg(f.min)
+            .arg(f.max)
+            .arg(v)};
+      return f.kind == GenerationField::integer ? nlohmann::json(static_cast<std::int64_t>(v)) : nlohmann::json(v);
+    }
+    case GenerationField::strings: {
+      if (!value.is_array()) return Refusal{QObject::tr("The stop strings must be a list of texts.")};
+      QStringList list;
+      for (const auto& item : value) {
+        if (!item.is_string()) return Refusal{QObject::tr("The stop strings must be a list of texts.")};
+        const QString text = QString::fromStdString(item.get<std::string>());
+        if (text.size() > AppSettings::kMaxStopStringChars)
+          return Refusal{QObject::tr("A stop string may have up to %1 characters.").arg(AppSettings::kMaxStopStringChars)};
+        list << text;
+      }
+      list = AppSettings::cleanStopStrings(list);
+      if (value.size() > static_cast<std::size_t>(AppSettings::kMaxStopStrings) &&
+          list.size() == AppSettings::kMaxStopStrings)
+        return Refusal{QObject::tr("At most %1 stop strings.").arg(AppSettings::kMaxStopStrings)};
+      nlohmann::json out = nlohmann::json::array();
+      for (const QString& t : list) out.push_back(t.toStdString());
+      return out;
+    }
+  }
+  return Refusal{QObject::tr("unknown setting")};
+}
+
+nlohmann::json toJson(const QVariant& v) {
+  switch (v.typeId()) {
+    case QMetaType::Bool:
+      return v.toBool();
+    case QMetaType::Int:
+    case QMetaType::LongLong:
+    case QMetaType::UInt:
+    case QMetaType::ULongLong:
+      return v.toLongLong();
+    case QMetaType::Double:
+    case QMetaType::Float:
+      return v.toDouble();
+    case QMetaType::QString:
+      return v.toString().toStdString();
+    case QMetaType::QStringList:
+    case QMetaType::QVariantList: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const QVariant& item : v.toList()) a.push_back(toJson(item));
+      return a;
+    }
+    default:
+      break;
+  }
+  if (v.canConvert<QVariantList>() && !v.canConvert<QString>()) return toJson(QVariant(v.toList()));
+  if (v.canConvert<QString>()) return v.toString().toStdString();
+  return nullptr;
+}
+
+QVariant toVariant(const nlohmann::json& j) {
+  if (j.is_string()) return QString::fromStdString(j.get<std::string>());
+  if (j.is_number_integer()) return QVariant::fromValue<qint64>(j.get<std::int64_t>());
+  if (j.is_number()) return j.get<double>();
+  if (j.is_array()) {
+    QStringList list;
+    for (const auto& item : j)
+      if (item.is_string()) list << QString::fromStdString(item.get<std::string>());
+    return list;
+  }
+  return {};
+}
 }  // namespace
 
 template <typename T>
@@ -97,6 +215,11 @@ ChatController::ChatController(EngineBridge* bridge, ModelManager* models, AppSe
     for (const auto& notice : r.value().notices) emit noticeOccurred(qs(notice));
   }));
   refreshConversations();
+  refreshPresets();
+  // Conversations without their own settings follow the defaults.
+  connect(settings_, &AppSettings::changed, this, [this]() {
+    if (!currentSettings_.contains(kGenerationKey)) emit chatSettingsChanged();
+  });
   connect(bridge_, &EngineBridge::textArrived, this, &ChatController::onText);
   connect(bridge_, &EngineBridge::generationFinished, this, &ChatController::onFinished);
   connect(bridge_, &EngineBridge::prefillProgress, this, [this](quint64 request, qint64 done, qint64 total) {
@@ -112,6 +235,38 @@ ChatController::ChatController(EngineBridge* bridge, ModelManager* models, AppSe
   undoTimer_.setSingleShot(true);
   undoTimer_.setInterval(kUndoMs);
   connect(&undoTimer_, &QTimer::timeout, this, &ChatController::commitPendingDelete);
+  connect(&externalTimer_, &QTimer::timeout, this, &ChatController::checkExternalChanges);
+  setExternalCheckInterval(2000);
+  checkExternalChanges();
+}
+
+void ChatController::setExternalCheckInterval(int ms) {
+  if (ms <= 0) return externalTimer_.stop();
+  externalTimer_.start(ms);
+}
+
+void ChatController::checkExternalChanges() {
+  if (checkingExternal_) return;
+  checkingExternal_ = true;
+  // data_version changes only when another connection commits, so the app's own writes do
+  // not count; it is cheap (no I/O beyond the lock check).
+  store_->run<std::int64_t>(
+      [](storage::HistoryDb& db) -> storage::StoreResult<std::int64_t> {
+        DAY0_STORE_ASSIGN(s, storage::Statement::prepare(db.database(), "PRAGMA data_version"));
+        DAY0_STORE_ASSIGN(row, s.step());
+        if (!row) return storage::store_error("PRAGMA data_version gave no row");
+        return s.column_int(0);
+      },
+      onGui<std::int64_t>([this](const auto& r) {
+        checkingExternal_ = false;
+        if (!r.is_ok()) return;  // an unopened history says so once, at start
+        const bool changed = dataVersion_ && *dataVersion_ != r.value();
+        dataVersion_ = r.value();
+        if (!changed) return;
+        emit externalChange();
+        refreshConversations();
+        refreshPresets();
+      }));
 }
 
 ChatController::~ChatController() {
@@ -202,8 +357,10 @@ void ChatController::ensureConversation(const QString& titleHint, std::function<
   storage::NewConversation c;
   c.title = titleFrom(titleHint).toStdString();
   c.model = models_->loadedDir().toStdString();
+  nlohmann::json generation = effectiveGeneration();
+  const QString system = qs(generation.value("system_prompt", std::string())).trimmed();
   c.settings = withKnowledgeSettings(currentSettings_);  // with a context-overflow choice made before
-  const QString system = settings_->systemPrompt().trimmed();
+  c.settings[kGenerationKey] = std::move(generation);
   store_->create_conversation(c, onGui<storage::Conversation>([this, then, system](const auto& r) {
                                 if (!r.is_ok()) {
                                   setSending(false);
@@ -212,6 +369,7 @@ void ChatController::ensureConversation(const QString& titleHint, std::function<
                                 currentId_ = r.value().id;
                                 currentTitle_ = qs(r.value().title);
                                 currentSettings_ = r.value().settings;
+                                emit chatSettingsChanged();
                                 messages_->clear();
                                 emit currentChanged();
                                 refreshConversations();
@@ -292,7 +450,7 @@ void ChatController::withKnowledge(storage::NewMessage message,
   if (message.parent_id)
     for (const auto& m : messages_->chainTo(*message.parent_id)) request.conversation.push_back(promptContent(m));
   request.context_window = bridge_->contextWindow() > 0 ? bridge_->contextWindow() : kFallbackContextWindow;
-  request.reply_reserve = settings_->maxNewTokens();
+  request.reply_reserve = effectiveGeneration().value("max_new_tokens", std::int64_t{1024});
   request.count = bridge_->tokenCounter();
   const bool hadDocuments = !request.documents.empty();
   knowledge_->assemble(std::move(request), [this, message = std::move(message), then = std::move(then),
@@ -373,11 +531,21 @@ void ChatController::startReply(qint64 conversationId, qint64 parentId) {
                                                     }});
                           context.push_back(std::move(c));
                         }
-                        GenerationParams params;
-                        params.temperature = static_cast<float>(settings_->temperature());
-                        params.top_p = static_cast<float>(settings_->topP());
-                        params.top_k = settings_->topK();
-                        params.max_new_tokens = settings_->maxNewTokens();
+                        // A conversation with its own system prompt sends that one, in place of
+                        // the system message it started with (none when it is empty).
+                        if (begun.conversation_id == currentId_ && currentSettings_.contains(kGenerationKey)) {
+                          const std::string system = effectiveGeneration().value("system_prompt", std::string());
+                          const auto first = std::find_if(context.begin(), context.end(), [](const auto& c) {
+                            return c.message.role == "system";
+                          });
+                          if (first != context.end() && system.empty())
+                            context.erase(first);
+                          else if (first != context.end())
+                            first->message.content = system;
+                          else if (!system.empty())
+                            context.insert(context.begin(), ContextMessage{{"system", system, {}}, {}});
+                        }
+                        GenerationParams params = generationParams();
                         params.seed = static_cast<std::uint64_t>(begun.id) * 0x9E3779B97F4A7C15ull;
                         params.overflow = parse_context_overflow(contextOverflow().toStdString())
                                               .value_or(parse_context_overflow(settings_->contextOverflow().toStdString())
@@ -415,6 +583,7 @@ void ChatController::onFinished(const GenerationOutcome& outcome) {
               : outcome.cancelled ? storage::MessageState::incomplete
                                   : storage::MessageState::complete;
   end.error = outcome.message.toStdString();
+  end.stats.stop_reason = outcome.reason.toStdString();
   if (outcome.stats.context_tokens > 0 || outcome.stats.generated_tokens > 0) {
     end.stats.prompt_tokens = outcome.stats.context_tokens;
     end.stats.completion_tokens = outcome.stats.generated_tokens;
@@ -940,6 +1109,7 @@ void ChatController::applyConversationSettings(const nlohmann::json& settings) {
   const QString overflowBefore = contextOverflow();
   currentSettings_ = settings.is_object() ? settings : nlohmann::json::object();
   if (contextOverflow() != overflowBefore) emit contextOverflowChanged();
+  emit chatSettingsChanged();
   QList<qint64> folders;
   if (const auto it = currentSettings_.find(kFoldersKey); it != currentSettings_.end() && it->is_array())
     for (const auto& v : *it)
@@ -954,13 +1124,171 @@ void ChatController::applyConversationSettings(const nlohmann::json& settings) {
 }
 
 void ChatController::saveKnowledgeSettings() {
-  if (currentId_ == 0) return;  // a new conversation takes them when it is created
   currentSettings_ = withKnowledgeSettings(currentSettings_);
+  saveConversationSettings(tr("The knowledge choice cannot be saved"));
+}
+
+void ChatController::saveConversationSettings(const QString& what) {
+  if (currentId_ == 0) return;  // a new conversation takes them when it is created
   storage::ConversationPatch patch;
   patch.settings = currentSettings_;
-  store_->update_conversation(currentId_, patch, onGui<storage::Ok>([this](const auto& r) {
-                                if (!r.is_ok()) failed(tr("The knowledge choice cannot be saved"), r.error());
+  store_->update_conversation(currentId_, patch, onGui<storage::Ok>([this, what](const auto& r) {
+                                if (!r.is_ok()) failed(what, r.error());
                               }));
+}
+
+nlohmann::json ChatController::defaultGeneration() const {
+  nlohmann::json g = nlohmann::json::object();
+  g["system_prompt"] = settings_->systemPrompt().trimmed().toStdString();
+  g["temperature"] = settings_->temperature();
+  g["top_p"] = settings_->topP();
+  g["top_k"] = settings_->topK();
+  g["min_p"] = settings_->minP();
+  g["repetition_penalty"] = settings_->repetitionPenalty();
+  g["max_new_tokens"] = settings_->maxNewTokens();
+  nlohmann::json stop = nlohmann::json::array();
+  for (const QString& t : settings_->stopStrings()) stop.push_back(t.toStdString());
+  g["stop"] = stop;
+  return g;
+}
+
+nlohmann::json ChatController::effectiveGeneration() const {
+  nlohmann::json g = defaultGeneration();
+  const auto own = currentSettings_.find(kGenerationKey);
+  if (own == currentSettings_.end() || !own->is_object()) return g;
+  // Values stored by another version or edited by hand are used only when valid.
+  for (const auto& f : kGenerationFields) {
+    const auto it = own->find(f.json);
+    if (it == own->end()) continue;
+    auto checked = checkField(f, *it);
+    if (auto* value = std::get_if<nlohmann::json>(&checked)) g[f.json] = *value;
+  }
+  return g;
+}
+
+QVariantMap ChatController::chatSettings() const {
+  const nlohmann::json g = effectiveGeneration();
+  QVariantMap map;
+  for (const auto& f : kGenerationFields) map.insert(QLatin1String(f.qml), toVariant(g[f.json]));
+  map.insert(QStringLiteral("custom"), currentSettings_.contains(kGenerationKey));
+  return map;
+}
+
+GenerationParams ChatController::generationParams() const {
+  const nlohmann::json g = effectiveGeneration();
+  GenerationParams p;
+  p.temperature = g["temperature"].get<float>();
+  p.top_p = g["top_p"].get<float>();
+  p.top_k = g["top_k"].get<int>();
+  p.min_p = g["min_p"].get<float>();
+  p.repetition_penalty = g["repetition_penalty"].get<float>();
+  p.max_new_tokens = g["max_new_tokens"].get<std::int64_t>();
+  for (const auto& t : g["stop"]) p.stop_strings.push_back(t.get<std::string>());
+  return p;
+}
+
+void ChatController::setGeneration(nlohmann::json generation) {
+  currentSettings_[kGenerationKey] = std::move(generation);
+  emit chatSettingsChanged();
+  saveConversationSettings(tr("The chat settings cannot be saved"));
+}
+
+bool ChatController::setChatSetting(const QString& key, const QVariant& value) {
+  const GenerationField* field = fieldByQml(key);
+  if (field == nullptr) {
+    emit errorOccurred(tr("There is no chat setting named %1.").arg(key));
+    return false;
+  }
+  nlohmann::json input = toJson(value);
+  if (field->kind == GenerationField::strings && input.is_string()) {
+    // One stop string a line, as the text field shows them.
+    nlohmann::json lines = nlohmann::json::array();
+    for (const QString& line : value.toString().split(u'\n', Qt::SkipEmptyParts)) lines.push_back(line.toStdString());
+    input = lines;
+  }
+  if ((field->kind == GenerationField::real || field->kind == GenerationField::integer) && input.is_string()) {
+    bool ok = false;
+    const double number = QLocale::c().toDouble(value.toString().trimmed(), &ok);
+    if (ok) input = number;
+  }
+  auto checked = checkField(*field, input);
+  if (const auto* refusal = std::get_if<Refusal>(&checked)) {
+    emit errorOccurred(refusal->why);
+    return false;
+  }
+  nlohmann::json generation = effectiveGeneration();
+  if (currentSettings_.contains(kGenerationKey) && generation[field->json] == std::get<nlohmann::json>(checked))
+    return true;
+  generation[field->json] = std::get<nlohmann::json>(checked);
+  setGeneration(std::move(generation));
+  return true;
+}
+
+void ChatController::resetChatSettings() { setGeneration(defaultGeneration()); }
+
+void ChatController::refreshPresets() {
+  store_->run<std::vector<storage::Preset>>(
+      [](storage::HistoryDb& db) { return db.presets(); },
+      onGui<std::vector<storage::Preset>>([this](const auto& r) {
+        if (!r.is_ok()) return failed(tr("The presets cannot be read"), r.error());
+        QStringList names;
+        for (const auto& p : r.value()) names << qs(p.name);
+        if (names == presets_) return;
+        presets_ = names;
+        emit presetsChanged();
+      }));
+}
+
+void ChatController::savePreset(const QString& rawName) {
+  const QString name = rawName.simplified();
+  if (name.isEmpty()) {
+    emit errorOccurred(tr("Give the preset a name."));
+    return;
+  }
+  if (name.size() > 100) {
+    emit errorOccurred(tr("A preset's name may have up to 100 characters."));
+    return;
+  }
+  const std::string n = name.toStdString();
+  const nlohmann::json generation = effectiveGeneration();
+  store_->run<storage::Ok>([n, generation](storage::HistoryDb& db) -> storage::StoreStatus {
+    return db.save_preset(n, generation);
+  }, onGui<storage::Ok>([this, name](const auto& r) {
+    if (!r.is_ok()) return failed(tr("The preset cannot be saved"), r.error());
+    emit noticeOccurred(tr("Saved the preset “%1”.").arg(name));
+    refreshPresets();
+  }));
+}
+
+void ChatController::applyPreset(const QString& name) {
+  const std::string n = name.toStdString();
+  store_->run<std::vector<storage::Preset>>(
+      [](storage::HistoryDb& db) { return db.presets(); },
+      onGui<std::vector<storage::Preset>>([this, n, name](const auto& r) {
+        if (!r.is_ok()) return failed(tr("The presets cannot be read"), r.error());
+        const auto it = std::find_if(r.value().begin(), r.value().end(), [&](const auto& p) { return p.name == n; });
+        if (it == r.value().end()) {
+          emit errorOccurred(tr("There is no preset named “%1”.").arg(name));
+          return refreshPresets();
+        }
+        // Valid values of the preset over the defaults: a preset from another version still applies.
+        nlohmann::json generation = defaultGeneration();
+        for (const auto& f : kGenerationFields)
+          if (const auto v = it->settings.find(f.json); v != it->settings.end())
+            if (auto checked = checkField(f, *v); std::holds_alternative<nlohmann::json>(checked))
+              generation[f.json] = std::get<nlohmann::json>(checked);
+        setGeneration(std::move(generation));
+        emit presetApplied(name);
+      }));
+}
+
+void ChatController::deletePreset(const QString& name) {
+  const std::string n = name.toStdString();
+  store_->run<storage::Ok>([n](storage::HistoryDb& db) -> storage::StoreStatus { return db.delete_preset(n); },
+                           onGui<storage::Ok>([this](const auto& r) {
+                             if (!r.is_ok()) failed(tr("The preset cannot be deleted"), r.error());
+                             refreshPresets();
+                           }));
 }
 
 bool ChatController::openSource(const QString& path, int line, int page) {

@@ -14,7 +14,9 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QUrl>
+#include <QStringList>
 #include <QVariantList>
+#include <QVariantMap>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,6 +35,7 @@ class KnowledgeController;
 class MessageListModel;
 class ModelManager;
 struct GenerationOutcome;
+struct GenerationParams;
 
 class ChatController : public QObject {
   Q_OBJECT
@@ -60,6 +63,12 @@ class ChatController : public QObject {
   Q_PROPERTY(QString prefillText READ prefillText NOTIFY prefillChanged)
   Q_PROPERTY(qint64 prefillDone READ prefillDone NOTIFY prefillChanged)
   Q_PROPERTY(qint64 prefillTotal READ prefillTotal NOTIFY prefillChanged)
+  // The open (or the next new) conversation's system prompt and sampling, as requests use them:
+  // systemPrompt, temperature, topP, topK, minP, repetitionPenalty, maxNewTokens, stopStrings,
+  // and custom (whether the conversation has its own values; otherwise the Settings' defaults).
+  Q_PROPERTY(QVariantMap chatSettings READ chatSettings NOTIFY chatSettingsChanged)
+  // Names of the saved chat settings presets (stored in the history database).
+  Q_PROPERTY(QStringList presets READ presets NOTIFY presetsChanged)
 
  public:
   ChatController(EngineBridge* bridge, ModelManager* models, AppSettings* settings, const QString& databasePath,
@@ -90,6 +99,23 @@ class ChatController : public QObject {
   qint64 prefillDone() const { return prefillDone_; }
   qint64 prefillTotal() const { return prefillTotal_; }
   storage::HistoryStore& store() { return *store_; }
+  QVariantMap chatSettings() const;
+  QStringList presets() const { return presets_; }
+  // What a request of the open conversation sends now (its settings, else the defaults).
+  GenerationParams generationParams() const;
+
+  // Sets one of chatSettings' values for the open conversation (stored with it at once, or
+  // when a new one is created). False with errorOccurred for an unknown key or an impossible
+  // value (nothing changes then).
+  Q_INVOKABLE bool setChatSetting(const QString& key, const QVariant& value);
+  // The conversation takes the Settings' current defaults.
+  Q_INVOKABLE void resetChatSettings();
+  // Saves the open conversation's settings as a preset (replacing one of the same name).
+  Q_INVOKABLE void savePreset(const QString& name);
+  // Gives the open conversation the preset's settings.
+  Q_INVOKABLE void applyPreset(const QString& name);
+  Q_INVOKABLE void deletePreset(const QString& name);
+  Q_INVOKABLE void refreshPresets();
 
   Q_INVOKABLE void newConversation();
   // Opens a conversation; with `focusMessageId` the branch through that message is shown.
@@ -127,6 +153,10 @@ class ChatController : public QObject {
   void commitPendingDelete();
   void setSearchQuery(const QString& query);
   Q_INVOKABLE void refreshConversations();
+  // Conversations written by another program (day0-cli, an import) appear in the list: every
+  // `ms` the history's data_version is read, and the list is refreshed when another connection
+  // has committed since (the open conversation stays open). 0 stops it; 2000 by default.
+  void setExternalCheckInterval(int ms);
 
   // Validates and adds images and documents (text, Markdown, code, PDF) to the composer;
   // returns how many were added (errorOccurred names each refused file). Documents over 2 MiB
@@ -156,9 +186,14 @@ class ChatController : public QObject {
   void knowledgeChanged();
   void readingDocumentsChanged();
   void undoChanged();
+  void chatSettingsChanged();
+  void presetsChanged();
+  void presetApplied(const QString& name);
   void errorOccurred(const QString& message);
   void noticeOccurred(const QString& message);
   void conversationsLoaded();
+  // The history was changed by another program; the list is being refreshed.
+  void externalChange();
   void conversationLoaded(qint64 id);
   void searchFinished();
   void messageStored(qint64 id);
@@ -191,11 +226,17 @@ class ChatController : public QObject {
   nlohmann::json withKnowledgeSettings(nlohmann::json settings) const;
   void applyConversationSettings(const nlohmann::json& settings);
   void saveKnowledgeSettings();
+  // The chat's generation settings over the Settings' defaults, always complete and valid.
+  nlohmann::json effectiveGeneration() const;
+  nlohmann::json defaultGeneration() const;
+  void setGeneration(nlohmann::json generation);
+  void saveConversationSettings(const QString& what);
   void onText(quint64 request, const QString& content, const QString& reasoning);
   void onFinished(const GenerationOutcome& outcome);
   void setPrefill(qint64 done, qint64 total);
   void setSending(bool sending);
   void failed(const QString& what, const storage::StoreError& error);
+  void checkExternalChanges();
 
   EngineBridge* bridge_;
   ModelManager* models_;
@@ -216,6 +257,7 @@ class ChatController : public QObject {
   QList<qint64> enabledFolders_;
   bool wholeFolders_ = false;
   nlohmann::json currentSettings_ = nlohmann::json::object();
+  QStringList presets_;
   std::unique_ptr<QTemporaryDir> openedDocuments_;
   QString searchQuery_;
 
@@ -229,6 +271,9 @@ class ChatController : public QObject {
   qint64 pendingDelete_ = 0;
   QString undoText_;
   QTimer undoTimer_;
+  QTimer externalTimer_;
+  std::optional<std::int64_t> dataVersion_;
+  bool checkingExternal_ = false;
 };
 
 }  // namespace day0::app

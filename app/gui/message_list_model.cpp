@@ -37,13 +37,17 @@ QVariantList documents_for_qml(const std::vector<storage::Attachment>& attachmen
 QVariantList sources_for_qml(const nlohmann::json& sources) {
   QVariantList list;
   if (!sources.is_array() || sources.empty()) return list;
-  for (const auto& c : knowledge::citations_from_json(sources.dump())) {
-    list.append(QVariantMap{{QStringLiteral("number"), c.number},
-                            {QStringLiteral("label"), qs(c.label)},
-                            {QStringLiteral("path"), qs(c.path)},
-                            {QStringLiteral("line"), c.first_line},
-                            {QStringLiteral("page"), c.page},
-                            {QStringLiteral("attachment"), c.attachment}});
+  // One chip per document or file, with the ranges of all its passages.
+  for (const auto& g : knowledge::group_citations(knowledge::citations_from_json(sources.dump()))) {
+    QVariantList numbers;
+    for (const int n : g.numbers) numbers << n;
+    list.append(QVariantMap{{QStringLiteral("number"), g.numbers.front()},
+                            {QStringLiteral("numbers"), numbers},
+                            {QStringLiteral("label"), qs(g.label)},
+                            {QStringLiteral("path"), qs(g.path)},
+                            {QStringLiteral("line"), g.first_line},
+                            {QStringLiteral("page"), g.page},
+                            {QStringLiteral("attachment"), g.attachment}});
   }
   return list;
 }
@@ -58,6 +62,15 @@ QString format_reply_stats(const storage::ReplyStats& stats) {
   if (stats.tokens_per_second && *stats.tokens_per_second > 0)
     parts << QObject::tr("%1 tokens/s").arg(*stats.tokens_per_second, 0, 'f', 1);
   if (stats.ttft_ms && *stats.ttft_ms > 0) parts << QObject::tr("%1 ms to first token").arg(*stats.ttft_ms, 0, 'f', 0);
+  const std::string& why = stats.stop_reason;
+  if (why == "eos")
+    parts << QObject::tr("ended by the model");
+  else if (why == "stop_string")
+    parts << QObject::tr("stopped at a stop string");
+  else if (why == "max_tokens")
+    parts << QObject::tr("cut at the longest reply");
+  else if (why == "cancelled")
+    parts << QObject::tr("stopped");
   return parts.join(QStringLiteral(" · "));
 }
 

@@ -103,6 +103,8 @@ ModelManager::ModelManager(EngineBridge* bridge, AppSettings* settings, QObject*
 
 ModelManager::~ModelManager() { watcher_.waitForFinished(); }
 
+QObject* ModelManager::settingsObject() const { return settings_; }
+
 bool ModelManager::loading() const { return bridge_->loading(); }
 bool ModelManager::loaded() const { return bridge_->hasModel(); }
 QString ModelManager::loadedDir() const { return bridge_->modelDir(); }
@@ -255,7 +257,7 @@ void ModelManager::load(const QString& dir) {
   progress_ = 0;
   progressText_ = tr("Checking the checkpoint…");
   emit progressChanged();
-  bridge_->loadModel(dir, settings_->device());
+  bridge_->loadModel(dir, settings_->device(), settings_->contextLength());
   emit loadStateChanged();
 }
 

@@ -16,6 +16,9 @@ class EngineBridge;
 
 class ModelManager : public QObject {
   Q_OBJECT
+  // Where and how large the next load is (written through to the settings before Load).
+  Q_PROPERTY(QObject* settings READ settingsObject CONSTANT)
+  Q_PROPERTY(QVariantList deviceChoices READ deviceChoices CONSTANT)
   Q_PROPERTY(bool inspecting READ inspecting NOTIFY inspectingChanged)
   Q_PROPERTY(QVariantMap info READ info NOTIFY infoChanged)
   Q_PROPERTY(QString report READ report NOTIFY infoChanged)
@@ -41,6 +44,9 @@ class ModelManager : public QObject {
   ModelManager(EngineBridge* bridge, AppSettings* settings, QObject* parent = nullptr);
   ~ModelManager() override;
 
+  QObject* settingsObject() const;
+  QVariantList deviceChoices() const { return deviceChoices_; }
+  void setDeviceChoices(const QVariantList& choices) { deviceChoices_ = choices; }
   bool inspecting() const { return inspecting_; }
   QVariantMap info() const { return info_; }
   QString report() const { return report_; }
@@ -108,6 +114,7 @@ class ModelManager : public QObject {
 
   EngineBridge* bridge_;
   AppSettings* settings_;
+  QVariantList deviceChoices_;
   bool inspecting_ = false;
   QVariantMap info_;
   QString report_;

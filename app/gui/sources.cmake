@@ -11,6 +11,8 @@ target_sources(day0_app PRIVATE
   gui/chat_controller.h
   gui/conversation_list_model.cpp
   gui/conversation_list_model.h
+  gui/data_folder.cpp
+  gui/data_folder.h
   gui/document_attachments.cpp
   gui/document_attachments.h
   gui/image_attachments.cpp

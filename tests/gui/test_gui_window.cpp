@@ -261,6 +261,63 @@ class TestGuiWindow : public QObject {
     QTRY_VERIFY(!settings->property("visible").toBool());
   }
 
+  // The chat settings panel: Ctrl+Shift+S and the header's button show and hide it; its
+  // values are the open conversation's.
+  void chatSettingsPanel() {
+    QQuickItem* panel = item("chatSettingsPanel");
+    QVERIFY(panel);
+    QVERIFY(!panel->isVisible());
+    QTest::keyClick(window_, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+    QTRY_VERIFY(panel->isVisible());
+    QVERIFY(panel->width() > 100);
+    QVERIFY(app_->chat()->setChatSetting("temperature", 1.35));
+    QQuickItem* spin = item("chatSetting_temperature");
+    QVERIFY(spin);
+    QTRY_COMPARE(spin->property("value").toInt(), 135);
+    QQuickItem* button = item("chatSettingsButton");
+    QVERIFY(button);
+    QMetaObject::invokeMethod(button, "clicked");
+    QTRY_VERIFY(!panel->isVisible());
+  }
+
+  // With a large font, every one-line label of the Settings is as wide as its text needs (a
+  // narrower one is elided or clipped).
+  void settingsLabelsDoNotClip() {
+    const QFont before = window_->property("font").value<QFont>();
+    QFont large = before;
+    large.setPixelSize(26);
+    window_->setProperty("font", large);
+    QMetaObject::invokeMethod(window_, "openPage", Q_ARG(QVariant, QString("settings")));
+    QObject* settings = window_->findChild<QObject*>("settingsDialog");
+    QVERIFY(settings);
+    const auto restore = qScopeGuard([&]() {
+      QMetaObject::invokeMethod(settings, "close");
+      window_->setProperty("font", before);
+    });
+    QTRY_VERIFY(settings->property("opened").toBool());
+    auto* content = settings->property("contentItem").value<QQuickItem*>();
+    QVERIFY(content);
+    QTest::qWait(50);
+    int checked = 0, enlarged = 0;  // labels with a size of their own keep it
+    std::function<void(QQuickItem*)> visit = [&](QQuickItem* i) {
+      if (i->inherits("QQuickLabel") && i->isVisible() &&
+          i->property("wrapMode").toInt() == 0 && !i->property("text").toString().isEmpty()) {
+        ++checked;
+        QVERIFY2(i->implicitWidth() <= i->width() + 0.5,
+                 qPrintable(QString("\"%1\" needs %2 px, has %3")
+                                .arg(i->property("text").toString())
+                                .arg(i->implicitWidth())
+                                .arg(i->width())));
+        if (i->property("font").value<QFont>().pixelSize() == 26) ++enlarged;
+      }
+      for (QQuickItem* child : i->childItems()) visit(child);
+    };
+    visit(content);
+    QVERIFY2(enlarged >= 8, qPrintable(QString("%1 of %2 labels at 26 px").arg(enlarged).arg(checked)));
+    QMetaObject::invokeMethod(settings, "close");
+    QTRY_VERIFY(!settings->property("visible").toBool());
+  }
+
   // F1 and Ctrl+/ open the list of shortcuts, which names every shortcut of the window.
   void shortcutSheet() {
     QObject* sheet = window_->findChild<QObject*>("shortcutSheet");

@@ -68,6 +68,60 @@ std::vector<std::string> headers(const std::string& text) {
 class TestKnowledgeContext : public QObject {
   Q_OBJECT
  private slots:
+  // A one-line document of 200 KB split into many passages: each citation knows the characters
+  // it covers (the text there is the excerpt), and the chat shows one source for it, with the
+  // passages' real character ranges merged.
+  void longLineCitedOncePerPlace() {
+    std::string line;
+    for (int i = 0; line.size() < 200000; ++i) line += "word" + std::to_string(i) + " ";
+    ContextInput in;
+    in.question = "word77 word5000";
+    in.documents.push_back(doc("big200k.txt", line));
+    in.budget_tokens = 6000;
+    const AssembledContext c = assemble_context(in, counter());
+    QVERIFY(c.citations.size() > 1);
+    for (const Citation& cit : c.citations) {
+      QVERIFY(cit.first_char > 0);
+      QVERIFY(cit.last_char >= cit.first_char);
+      const std::string part = line.substr(static_cast<std::size_t>(cit.first_char - 1),
+                                           static_cast<std::size_t>(cit.last_char - cit.first_char + 1));
+      QVERIFY2(c.text.find(part) != std::string::npos, cit.label.c_str());
+    }
+    const auto groups = group_citations(citations_from_json(citations_to_json(c.citations)));
+    QCOMPARE(groups.size(), std::size_t{1});
+    QCOMPARE(groups[0].numbers.size(), c.citations.size());
+    QVERIFY2(groups[0].label.rfind("big200k.txt:1 chars ", 0) == 0, groups[0].label.c_str());
+    QVERIFY(groups[0].attachment);
+  }
+
+  void groupsMergeRanges() {
+    const auto cite = [](int n, std::string path, std::string label, int first, int last, int page = 0,
+                         int last_page = 0) {
+      Citation c;
+      c.number = n;
+      c.path = std::move(path);
+      c.label = std::move(label);
+      c.first_line = first;
+      c.last_line = last;
+      c.page = page;
+      c.last_page = last_page;
+      return c;
+    };
+    const auto groups = group_citations({cite(1, "/r/a.cpp", "a.cpp:80-95", 80, 95),
+                                         cite(2, "/r/b.pdf", "b.pdf p. 7", 1, 5, 7, 7),
+                                         cite(3, "/r/a.cpp", "a.cpp:10-42", 10, 42),
+                                         cite(4, "/r/a.cpp", "a.cpp:40-50", 40, 50),
+                                         cite(5, "/r/b.pdf", "b.pdf pp. 1-3", 1, 9, 1, 3),
+                                         cite(6, "/r/c.md", "c.md", 1, 30)});
+    QCOMPARE(groups.size(), std::size_t{3});
+    QCOMPARE(groups[0].label, std::string("a.cpp:10-50, 80-95"));
+    QCOMPARE(groups[0].numbers, (std::vector<int>{1, 3, 4}));
+    QCOMPARE(groups[0].first_line, 10);
+    QCOMPARE(groups[1].label, std::string("b.pdf pp. 1-3, 7"));
+    QCOMPARE(groups[1].page, 1);
+    QCOMPARE(groups[2].label, std::string("c.md"));
+  }
+
   void tokenizerIsReal() {
     // The `tokenizers` library's count for this sentence (tests/data/tokenizers/o200k/expected.json,
     // "ids_plain"), and a long text is far fewer tokens than bytes.

@@ -4,6 +4,7 @@ if(DAY0_BUILD_GUI)
   day0_add_test(test_gui_models SOURCES gui/test_gui_models.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_gui_render SOURCES gui/test_gui_render.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_gui_chat SOURCES gui/test_gui_chat.cpp LABEL integration LIBS day0_app)
+  day0_add_test(test_gui_chat_settings SOURCES gui/test_gui_chat_settings.cpp LABEL integration LIBS day0_app)
   day0_add_test(test_gui_remote SOURCES gui/test_gui_remote.cpp LABEL integration
     LIBS day0_app PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
   day0_add_test(test_gui_window SOURCES gui/test_gui_window.cpp LABEL integration
@@ -21,6 +22,8 @@ if(DAY0_BUILD_GUI)
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;DAY0_LOG_TO_FILE=0;DAY0_TEST_HIDE_PACKAGE=qml6-module-qt-labs-folderlistmodel"
     TIMEOUT 600)
   day0_add_test(test_gui_knowledge SOURCES gui/test_gui_knowledge.cpp LABEL integration LIBS day0_app)
+  day0_add_test(test_data_folder SOURCES gui/test_data_folder.cpp LABEL unit LIBS day0_app)
+  day0_add_test(test_history_watch SOURCES gui/test_history_watch.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_source_opener SOURCES gui/test_source_opener.cpp LABEL unit LIBS day0_app)
   add_test(NAME day0_selftest COMMAND day0 --selftest)
   set_tests_properties(day0_selftest PROPERTIES

@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <QSettings>
+
 #include "app/process_runner.h"
 #include "storage/history_db.h"
 #include "storage/open_history.h"
@@ -23,6 +25,7 @@ QProcessEnvironment env_for(const QTemporaryDir& tmp) {
   auto env = QProcessEnvironment::systemEnvironment();
   env.insert("DAY0_LOG_TO_FILE", "0");
   env.insert("XDG_DATA_HOME", tmp.filePath("xdg"));
+  env.insert("XDG_CONFIG_HOME", tmp.filePath("config"));  // no app settings unless a test writes them
   env.insert("TZ", "UTC");
   return env;
 }
@@ -128,6 +131,41 @@ class TestHistoryCli : public QObject {
     QCOMPARE(r.exit_code, 0);
     QVERIFY(r.out.isEmpty());
     QVERIFY(r.err.contains("nothing matches"));
+  }
+
+  // Without --db the CLI uses the app's data folder, as the app's settings file names it
+  // (written here by QSettings, as the app writes it: quoting and escapes included).
+  void followsTheAppsDataFolder() {
+    QTemporaryDir tmp;
+    const auto env = env_for(tmp);
+    // No settings: $XDG_DATA_HOME/day0.
+    auto r = run_program(kCli, {"history", "list"}, env);
+    QVERIFY(r.err.contains(tmp.filePath("xdg") + "/day0/history.db"));
+
+    const QString folder = tmp.filePath("my data, \"quoted\" é 東京");
+    QVERIFY(QDir().mkpath(folder));
+    make_history(folder + "/history.db");
+    {
+      QSettings ini(tmp.filePath("config/day0/day0.ini"), QSettings::IniFormat);
+      ini.setValue("data/folder", folder);
+      ini.setValue("sampling/temperature", 0.5);
+    }
+    r = run_program(kCli, {"history", "list"}, env);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("Rust lifetimes"), qPrintable(r.out + r.err));
+
+    // A move the app does at its next start: until then the old folder is the one in use.
+    const QString next = tmp.filePath("next");
+    {
+      QSettings ini(tmp.filePath("config/day0/day0.ini"), QSettings::IniFormat);
+      ini.setValue("data/folder", next);
+      ini.setValue("data/moveFrom", folder);
+    }
+    r = run_program(kCli, {"history", "list"}, env);
+    QVERIFY2(r.out.contains("Rust lifetimes"), qPrintable(r.out + r.err));
+    // --db still names another file.
+    r = run_program(kCli, {"history", "list", "--db", tmp.filePath("other.db")}, env);
+    QVERIFY(!r.out.contains("Rust lifetimes"));
   }
 
   void exportImportRoundTrip() {

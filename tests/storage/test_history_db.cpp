@@ -199,6 +199,25 @@ class TestHistoryDb : public QObject {
     QCOMPARE(f.history->database().integrity_check().value(), std::string("ok"));
   }
 
+  void presets() {
+    Fixture f;
+    auto& h = *f.history;
+    QVERIFY(h.presets()->empty());
+    QVERIFY(h.save_preset("Precise", {{"temperature", 0.1}}).is_ok());
+    QVERIFY(h.save_preset("Creative", {{"temperature", 1.2}, {"stop", {"###"}}}).is_ok());
+    QVERIFY(h.save_preset("Precise", {{"temperature", 0.2}}).is_ok());  // replaces
+    auto list = h.presets().value();
+    QCOMPARE(list.size(), std::size_t{2});
+    QCOMPARE(list[0].name, std::string("Creative"));  // by name
+    QCOMPARE(list[0].settings["stop"][0].get<std::string>(), std::string("###"));
+    QCOMPARE(list[1].settings["temperature"].get<double>(), 0.2);
+    QVERIFY(!h.save_preset("", nlohmann::json::object()).is_ok());
+    QVERIFY(!h.save_preset("Array", nlohmann::json::array()).is_ok());
+    QVERIFY(h.delete_preset("Precise").is_ok());
+    QVERIFY(!h.delete_preset("Precise").is_ok());
+    QCOMPARE(h.presets()->size(), std::size_t{1});
+  }
+
   void streamingReply() {
     Fixture f;
     auto& h = *f.history;
@@ -222,7 +241,7 @@ class TestHistoryDb : public QObject {
     QCOMPARE(h.message(r->id)->state, MessageState::incomplete);
 
     ReplyEnd end;
-    end.stats = {12, 3, 80.5, std::numeric_limits<double>::infinity()};
+    end.stats = {12, 3, 80.5, std::numeric_limits<double>::infinity(), "max_tokens"};
     QVERIFY(h.finish_reply(r->id, end, {{r->id, ".", ""}}).is_ok());
     auto done = h.message(r->id).value();
     QCOMPARE(done.state, MessageState::complete);
@@ -232,6 +251,7 @@ class TestHistoryDb : public QObject {
     QCOMPARE(*done.stats.completion_tokens, std::int64_t{3});
     QCOMPARE(*done.stats.ttft_ms, 80.5);
     QVERIFY(!done.stats.tokens_per_second);  // infinite: stored as unknown
+    QCOMPARE(done.stats.stop_reason, std::string("max_tokens"));
 
     // A finished reply takes no more text and cannot be finished again.
     auto late = h.append_reply({{r->id, "more", ""}});

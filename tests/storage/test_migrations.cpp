@@ -66,6 +66,8 @@ const char* seed_for(int version) {
       return kSeedV1;
     case 2:
     case 3:  // version 3 changed only the search indexes
+    case 4:  // version 4 added message columns with defaults
+    case 5:  // version 5 added the presets table
       return kSeedV2;
     default:
       return nullptr;  // version 0: an empty file
@@ -182,6 +184,10 @@ class TestMigrations : public QObject {
     // Version 4's columns: no knowledge context, no sources.
     QCOMPARE(db.query_text("SELECT group_concat(length(context) || sources) FROM messages").value(),
              std::string("0[],0[],0[],0[]"));
+    // Version 6's: no stop reason known; version 5's presets table, empty.
+    QCOMPARE(db.query_text("SELECT group_concat('<' || stop_reason || '>') FROM messages").value(),
+             std::string("<>,<>,<>,<>"));
+    QCOMPARE(db.query_int("SELECT count(*) FROM presets").value(), std::int64_t{0});
     QCOMPARE(db.query_text("SELECT state || ':' || error FROM messages WHERE id = 3").value(),
              std::string(version == 1 ? "incomplete:" : "error:out of memory"));
 

@@ -71,7 +71,7 @@ void fill(HistoryDb& h) {
   auto r1 = h.begin_reply({a.id, question.id, "glm5_next"}).value();
   QVERIFY(h.append_reply({{r1.id, "東京タワーです。", "画像を見る"}}).is_ok());
   ReplyEnd end;
-  end.stats = {1234, 56, 123.456789012345678, 0.1 + 0.7};
+  end.stats = {1234, 56, 123.456789012345678, 0.1 + 0.7, "stop_string"};
   QVERIFY(h.finish_reply(r1.id, end).is_ok());
   auto r2 = h.begin_reply({a.id, question.id, "glm5_next"}).value();  // a second branch, cut off
   QVERIFY(h.append_reply({{r2.id, "It is", ""}}).is_ok());
@@ -122,7 +122,8 @@ std::string describe(HistoryDb& h) {
                     (long long)m.stats.completion_tokens.value_or(-1), m.stats.ttft_ms.value_or(-1),
                     m.stats.tokens_per_second.value_or(-1));
       out += "  " + m.uuid + "|" + (m.parent_id ? uuid[*m.parent_id] : "-") + "|" + to_string(m.role) + "|" +
-             m.content + "|" + m.reasoning + "|" + to_string(m.state) + "|" + m.error + "|" + stats + "|" + m.model +
+             m.content + "|" + m.reasoning + "|" + to_string(m.state) + "|" + m.error + "|" + stats + "|" +
+             m.stats.stop_reason + "|" + m.model +
              "|" + std::to_string(m.created_at) + "\n";
       for (const auto& a : m.attachments) {
         out += "    " + a.sha256 + "|" + a.mime_type + "|" + a.file_name + "|" + std::to_string(a.size) + "|" +
