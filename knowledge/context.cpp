@@ -551,8 +551,6 @@ std::vector<SourceGroup> group_citations(const std::vector<Citation>& citations)
       if (c->page > 0) pages.emplace_back(c->page, std::max(c->page, c->last_page));
       if (c->label == name) whole = true;  // a whole document: no range
       lines.emplace_back(c->first_line, c->last_line);
-      g.first_line = std::min(g.first_line, c->first_line);
-      if (c->page > 0) g.page = g.page > 0 ? std::min(g.page, c->page) : c->page;
       if (c->first_char <= 0 || c->first_line != line || c->last_line != line) all_chars = false;
       chars.emplace_back(c->first_char, c->last_char);
     }

@@ -53,7 +53,7 @@ struct SourceGroup {
   std::vector<int> numbers;  // the citations' numbers, ascending
   std::string path;
   std::string label;
-  int first_line = 1;  // where opening it goes
+  int first_line = 1;  // where opening it goes: the first citation's passage (the best match)
   int page = 0;
   bool attachment = false;
 };

@@ -237,8 +237,16 @@ class TestGuiDialogs : public QObject {
     openPage("settings");
     QObject* field = picker("dataFolderPath");
     checkDialogOpens(field);
+    const QString active = app_->settings()->activeDataFolder();
     submit(field, tmp_.filePath("elsewhere"));
-    QCOMPARE(app_->settings()->dataFolder(), tmp_.filePath("elsewhere"));
+    // Nothing changes before the move is confirmed.
+    QObject* confirm = window_->findChild<QObject*>("dataFolderConfirm");
+    QVERIFY(confirm);
+    QTRY_VERIFY_WITH_TIMEOUT(confirm->property("opened").toBool(), kWaitMs);
+    QCOMPARE(app_->settings()->dataFolder(), active);
+    QMetaObject::invokeMethod(confirm, "accept");
+    QTRY_COMPARE_WITH_TIMEOUT(app_->settings()->dataFolder(), tmp_.filePath("elsewhere"), kWaitMs);
+    QCOMPARE(app_->settings()->pendingMove(), active);
   }
 
   void attachFile() {

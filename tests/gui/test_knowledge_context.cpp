@@ -116,9 +116,9 @@ class TestKnowledgeContext : public QObject {
     QCOMPARE(groups.size(), std::size_t{3});
     QCOMPARE(groups[0].label, std::string("a.cpp:10-50, 80-95"));
     QCOMPARE(groups[0].numbers, (std::vector<int>{1, 3, 4}));
-    QCOMPARE(groups[0].first_line, 10);
+    QCOMPARE(groups[0].first_line, 80);  // opens at the first (best) passage
     QCOMPARE(groups[1].label, std::string("b.pdf pp. 1-3, 7"));
-    QCOMPARE(groups[1].page, 1);
+    QCOMPARE(groups[1].page, 7);
     QCOMPARE(groups[2].label, std::string("c.md"));
   }
 
