@@ -260,7 +260,7 @@ Popup {
                 RowLayout {
                     Layout.fillWidth: true
                     spacing: 12
-                    Label { text: qsTr("Long conversations"); color: Theme.text; Layout.preferredWidth: 150 }
+                    Label { text: qsTr("Long conversations"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
                     ComboBox {
                         objectName: "contextOverflowBox"
                         Layout.fillWidth: true
@@ -279,7 +279,7 @@ Popup {
                 RowLayout {
                     Layout.fillWidth: true
                     spacing: 12
-                    Label { text: qsTr("… in this chat"); color: Theme.text; Layout.preferredWidth: 150 }
+                    Label { text: qsTr("… in this chat"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
                     ComboBox {
                         id: chatOverflowBox
                         objectName: "chatContextOverflowBox"
