@@ -52,10 +52,16 @@ ApplicationWindow {
     function openPage(name) {
         if (name === "models") openModels()
         else if (name === "remote") { modelManager.showRemote(); modelManager.open() }
+        else if (name === "hub") getModel("")
         else if (name === "settings") settingsDialog.open()
         else if (name === "knowledge-panel") knowledgePanel.open()
         else if (name === "shortcuts") shortcutSheet.open()
         else if (name === "export") exportDialog.show("json")
+    }
+    // Get a model (Models → Get a model); a repository is checked at once.
+    function getModel(repo) {
+        modelManager.showHub(repo)
+        modelManager.open()
     }
     function openModels() {
         if (window.models.info.dir === undefined && window.models.loaded) window.models.inspectPath(window.models.loadedDir)
@@ -223,6 +229,8 @@ ApplicationWindow {
                     visible: chatView.count === 0
                     controller: window.controller
                     onOpenModels: window.openModels()
+                    onGetModel: (repo) => window.getModel(repo)
+                    onConnectServer: window.openPage("remote")
                 }
             }
 
@@ -276,7 +284,7 @@ ApplicationWindow {
 
     footer: StatusBar { controller: window.controller }
 
-    ModelManager { id: modelManager; models: window.models }
+    ModelManager { id: modelManager; models: window.models; hub: window.controller.hub }
     SettingsDialog { id: settingsDialog; objectName: "settingsDialog"; controller: window.controller }
     KnowledgePanel { id: knowledgePanel; knowledge: window.controller.knowledge; chat: window.chat }
     ImageViewer { id: imageViewer }

@@ -2,17 +2,27 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// The model manager: open a folder, recent models, and the inspected model's details.
+// The model manager: open a folder, get one from the Hugging Face Hub, connect to a server,
+// recent models, and the inspected model's details.
 Popup {
     id: manager
     required property QtObject models
-    // The right side shows the inspected folder, or the form for a remote server.
+    required property QtObject hub
+    // The right side shows the inspected folder, the form for a remote server, or Get a model.
     property bool remoteMode: false
+    property bool hubMode: false
 
     // The server form, filled with the endpoint in use when the model is remote.
     function showRemote() {
+        hubMode = false
         remoteMode = true
         remotePanel.show(models.loadedIsRemote ? models.remoteEndpoint(models.loadedDir) : {})
+    }
+    // Get a model; with a repository, checked at once.
+    function showHub(repo) {
+        remoteMode = false
+        hubMode = true
+        if (repo && repo.length > 0) hubPanel.start(repo)
     }
 
     parent: Overlay.overlay
@@ -27,6 +37,7 @@ Popup {
 
     function inspect(folder) {
         manager.remoteMode = false
+        manager.hubMode = false
         manager.models.inspectFolder(folder)
     }
 
@@ -73,6 +84,14 @@ Popup {
                 }
                 PillButton {
                     Layout.fillWidth: true
+                    objectName: "getModelButton"
+                    iconName: "plus"
+                    text: qsTr("Get a model…")
+                    Accessible.name: qsTr("Get a model from the Hugging Face Hub")
+                    onClicked: manager.showHub("")
+                }
+                PillButton {
+                    Layout.fillWidth: true
                     objectName: "connectServerButton"
                     iconName: "chip"
                     text: qsTr("Connect to a server…")
@@ -112,6 +131,7 @@ Popup {
                         enabled: modelData.exists
                         Accessible.name: modelData.name
                         onClicked: {
+                            manager.hubMode = false
                             manager.remoteMode = modelData.remote === true
                             if (manager.remoteMode)
                                 remotePanel.show(manager.models.remoteEndpoint(modelData.path))
@@ -165,7 +185,7 @@ Popup {
                 anchors.topMargin: 20
                 headerRightInset: 28
                 models: manager.models
-                visible: !manager.remoteMode
+                visible: !manager.remoteMode && !manager.hubMode
             }
             RemotePanel {
                 id: remotePanel
@@ -174,7 +194,17 @@ Popup {
                 anchors.topMargin: 20
                 headerRightInset: 28
                 models: manager.models
-                visible: manager.remoteMode
+                visible: manager.remoteMode && !manager.hubMode
+            }
+            GetModelPanel {
+                id: hubPanel
+                anchors.fill: parent
+                anchors.margins: 24
+                anchors.topMargin: 20
+                headerRightInset: 28
+                hub: manager.hub
+                visible: manager.hubMode
+                onOpened: manager.hubMode = false
             }
             IconButton {
                 anchors.right: parent.right

@@ -3,13 +3,14 @@ import QtQuick.Controls
 import QtQuick.Layouts
 
 // Settings: device, expert-cache budget (with a GPU), sampling defaults, system prompt, theme, the local
-// OpenAI-compatible server, data folder.
+// OpenAI-compatible server, the Hugging Face token, data folder.
 // Every control writes through to the stored settings at once.
 Popup {
     id: dialog
     required property QtObject controller
     readonly property QtObject settings: controller.settings
     readonly property QtObject server: controller.server
+    readonly property QtObject hub: controller.hub
 
     parent: Overlay.overlay
     anchors.centerIn: parent
@@ -393,6 +394,38 @@ Popup {
                     text: dialog.server.statusText === qsTr("Off")
                           ? qsTr("Scripts and other apps can use the model through /v1/chat/completions, sharing this app's engine and memory.")
                           : dialog.server.statusText
+                }
+
+                SectionTitle { text: qsTr("HUGGING FACE") }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Token"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
+                    TextField {
+                        id: hubTokenField
+                        objectName: "hubTokenField"
+                        Layout.fillWidth: true
+                        echoMode: TextInput.Password
+                        placeholderText: dialog.hub.hasToken ? qsTr("a token is saved; type a new one to replace it")
+                                                             : qsTr("hf_… for gated and private repositories")
+                        color: Theme.text
+                        selectByMouse: true
+                        Accessible.name: qsTr("Hugging Face token")
+                        onAccepted: if (dialog.hub.saveToken(text)) text = ""
+                    }
+                    PillButton {
+                        text: qsTr("Save")
+                        enabled: hubTokenField.text.trim().length > 0
+                        onClicked: if (dialog.hub.saveToken(hubTokenField.text)) hubTokenField.text = ""
+                    }
+                    PillButton {
+                        visible: dialog.hub.hasToken
+                        text: qsTr("Forget")
+                        onClicked: dialog.hub.saveToken("")
+                    }
+                }
+                Hint {
+                    text: qsTr("Gated repositories (accept their terms on the Hub first) need a token. It is kept in a file only you can read; HF_TOKEN, when set, comes first.")
                 }
 
                 SectionTitle { text: qsTr("DATA FOLDER") }

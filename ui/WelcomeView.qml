@@ -3,12 +3,15 @@ import QtQuick.Controls
 import QtQuick.Layouts
 
 // What an empty chat shows: what Day0 is, the model that is ready (the demo model explained),
-// or how to open one.
+// or how to get one: a folder, the Hugging Face Hub (with repositories known to work), a server.
 Item {
     id: welcome
     required property QtObject controller
     readonly property QtObject models: controller.models
+    readonly property QtObject hub: controller.hub
     signal openModels()
+    signal getModel(string repo)
+    signal connectServer()
 
     ColumnLayout {
         anchors.centerIn: parent
@@ -62,7 +65,7 @@ Item {
                     wrapMode: Text.Wrap
                     color: Theme.text
                     font.pixelSize: 13
-                    text: qsTr("A tiny gpt-oss with random weights, a real tokenizer and chat template, shipped with Day0 so everything works end to end: its replies are noise. Open a real checkpoint (gpt-oss, GLM-5.3-Flash) in the model manager to chat for real.")
+                    text: qsTr("A tiny gpt-oss with random weights, a real tokenizer and chat template, shipped with Day0 so everything works end to end: its replies are noise. Get a real one below (gpt-oss, GLM-5.3-Flash), or open a checkpoint in the model manager, to chat for real.")
                 }
             }
         }
@@ -88,14 +91,29 @@ Item {
             }
         }
 
-        PillButton {
+        // Three ways to a model: a folder on disk, one from the Hugging Face Hub, a server.
+        RowLayout {
             visible: !welcome.models.loaded && !welcome.models.loading
             Layout.alignment: Qt.AlignHCenter
             Layout.topMargin: 8
-            primary: true
-            iconName: "folder"
-            text: qsTr("Open a model folder")
-            onClicked: welcome.openModels()
+            spacing: 8
+            PillButton {
+                objectName: "welcomeGetModel"
+                primary: true
+                iconName: "plus"
+                text: qsTr("Get a model")
+                onClicked: welcome.getModel("")
+            }
+            PillButton {
+                iconName: "folder"
+                text: qsTr("Open a folder")
+                onClicked: welcome.openModels()
+            }
+            PillButton {
+                iconName: "chip"
+                text: qsTr("Connect to a server")
+                onClicked: welcome.connectServer()
+            }
         }
         Label {
             visible: !welcome.models.loaded && !welcome.models.loading
@@ -105,6 +123,61 @@ Item {
             color: Theme.textFaint
             font.pixelSize: Theme.fontSmall
             text: qsTr("A Hugging Face model folder: config.json, tokenizer.json and the .safetensors shards.")
+        }
+
+        // Repositories known to work, with their sizes: a click checks one in Get a model.
+        ColumnLayout {
+            visible: !welcome.models.loaded && !welcome.models.loading || welcome.models.loadedIsDemo
+            Layout.fillWidth: true
+            Layout.topMargin: 8
+            spacing: 4
+            Label {
+                text: qsTr("KNOWN TO WORK")
+                color: Theme.textFaint
+                font.pixelSize: 11
+                font.weight: Font.DemiBold
+                font.letterSpacing: 0.6
+            }
+            Repeater {
+                model: welcome.hub.curated
+                delegate: ItemDelegate {
+                    id: curatedRow
+                    required property var modelData
+                    Layout.fillWidth: true
+                    implicitHeight: 48
+                    Accessible.name: qsTr("Get %1 (%2)").arg(modelData.name).arg(modelData.sizeText)
+                    onClicked: welcome.getModel(modelData.repo)
+                    background: Rectangle {
+                        radius: 8
+                        color: curatedRow.hovered ? Theme.hover : Theme.surfaceAlt
+                    }
+                    contentItem: RowLayout {
+                        spacing: 10
+                        ColumnLayout {
+                            Layout.fillWidth: true
+                            spacing: 1
+                            Label {
+                                text: curatedRow.modelData.name
+                                color: Theme.text
+                                font.pixelSize: 13
+                                font.weight: Font.DemiBold
+                            }
+                            Label {
+                                Layout.fillWidth: true
+                                text: curatedRow.modelData.repo + " · " + curatedRow.modelData.paramsText
+                                color: Theme.textFaint
+                                font.pixelSize: 11
+                                elide: Text.ElideRight
+                            }
+                        }
+                        Label {
+                            text: curatedRow.modelData.sizeText
+                            color: Theme.textMuted
+                            font.pixelSize: 12
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -21,6 +21,19 @@ std::optional<std::int64_t> parse_integer(const std::string& text) {
   return v;
 }
 
+std::optional<std::int64_t> integer_option(const Args& args, const char* command, const char* name, std::int64_t lo,
+                                           std::int64_t hi, std::int64_t fallback) {
+  const auto text = args.option(name);
+  if (!text) return fallback;
+  const auto v = parse_integer(*text);
+  if (!v || *v < lo || *v > hi) {
+    std::fprintf(stderr, "day0-cli %s: --%s must be an integer between %lld and %lld\n", command, name,
+                 static_cast<long long>(lo), static_cast<long long>(hi));
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::optional<double> parse_number(const std::string& text) {
   if (text.empty()) return std::nullopt;
   errno = 0;

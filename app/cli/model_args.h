@@ -26,6 +26,10 @@ std::optional<OpenedModel> open_model(const Args& args, const char* command, int
 std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& text, std::string* problem);
 std::optional<double> parse_number(const std::string& text);
 std::optional<std::int64_t> parse_integer(const std::string& text);
+// The integer option --`name` (`fallback` when absent); a value outside [lo, hi] prints
+// "day0-cli <command>: --name must be an integer between lo and hi" and gives nullopt.
+std::optional<std::int64_t> integer_option(const Args& args, const char* command, const char* name, std::int64_t lo,
+                                           std::int64_t hi, std::int64_t fallback);
 
 // The sampling options of the commands that generate: --temperature, --top-k, --top-p, --min-p,
 // --seed, --repetition-penalty, --presence-penalty.

@@ -52,17 +52,8 @@ int run_serve(const std::vector<std::string>& argv) {
   server::ServerOptions options;
   options.host = args->option("host").value_or("127.0.0.1");
   options.api_key = args->option("api-key").value_or("");
-  const auto integer = [&](const char* name, std::int64_t lo, std::int64_t hi,
-                           std::int64_t fallback) -> std::optional<std::int64_t> {
-    const auto text = args->option(name);
-    if (!text) return fallback;
-    const auto v = parse_integer(*text);
-    if (!v || *v < lo || *v > hi) {
-      std::fprintf(stderr, "day0-cli serve: --%s must be an integer between %lld and %lld\n", name,
-                   static_cast<long long>(lo), static_cast<long long>(hi));
-      return std::nullopt;
-    }
-    return v;
+  const auto integer = [&](const char* name, std::int64_t lo, std::int64_t hi, std::int64_t fallback) {
+    return integer_option(*args, "serve", name, lo, hi, fallback);
   };
   const auto port = integer("port", 0, 65535, 8080);
   const auto body_mb = integer("max-body-mb", 1, 4096, 32);

@@ -12,6 +12,7 @@
 #include "day0/devices.h"
 #include "day0/version.h"
 #include "gui/app_settings.h"
+#include "gui/hub_controller.h"
 #include "gui/chat_controller.h"
 #include "gui/data_folder.h"
 #include "gui/image_attachments.h"
@@ -99,6 +100,7 @@ AppController::AppController(const AppPaths& paths, QObject* parent) : QObject(p
   knowledge_ = new KnowledgeController(effective.dataFolder + QStringLiteral("/knowledge.db"), this);
   chat_->setKnowledge(knowledge_);
   server_ = new ServerController(bridge_.get(), settings_, this);
+  hub_ = new HubController(models_, this);
 
   // Each part's messages, and what makes them stale.
   const auto from = [this](Source source, bool error) {
@@ -143,6 +145,8 @@ AppController::~AppController() {
   // The server's clients are cancelled and the chat stores what is streaming before the engine goes.
   delete server_;
   server_ = nullptr;
+  delete hub_;  // a download in flight stops; its .part files stay
+  hub_ = nullptr;
   delete chat_;
   chat_ = nullptr;
   delete knowledge_;
@@ -154,6 +158,7 @@ QObject* AppController::settingsObject() const { return settings_; }
 QObject* AppController::modelsObject() const { return models_; }
 QObject* AppController::chatObject() const { return chat_; }
 QObject* AppController::serverObject() const { return server_; }
+QObject* AppController::hubObject() const { return hub_; }
 QObject* AppController::knowledgeObject() const { return knowledge_; }
 double AppController::tokensPerSecond() const { return bridge_->tokensPerSecond(); }
 double AppController::timeToFirstTokenMs() const { return bridge_->timeToFirstTokenMs(); }

@@ -3,8 +3,8 @@
 // every part; a part's message goes when that part reports the condition gone: a model
 // loaded, a reply finished, the server running, a folder indexed), the status-bar figures, and the parts of the app as
 // properties: settings, models (the model manager), chat, server (the OpenAI-compatible server switch), knowledge
-// (folders indexed for questions). It owns the engine bridge and decides
-// what the first run opens.
+// (folders indexed for questions), hub (getting a model from the Hugging Face Hub). It owns
+// the engine bridge and decides what the first run opens.
 #include <QObject>
 #include <QVariantMap>
 #include <QStringList>
@@ -18,6 +18,7 @@ class AppSettings;
 class AttachmentSource;
 class ChatController;
 class EngineBridge;
+class HubController;
 class KnowledgeController;
 class ModelManager;
 class ServerController;
@@ -40,6 +41,7 @@ class AppController : public QObject {
   Q_PROPERTY(QObject* chat READ chatObject CONSTANT)
   Q_PROPERTY(QObject* server READ serverObject CONSTANT)
   Q_PROPERTY(QObject* knowledge READ knowledgeObject CONSTANT)
+  Q_PROPERTY(QObject* hub READ hubObject CONSTANT)
   Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY bannerChanged)
   Q_PROPERTY(QString noticeMessage READ noticeMessage NOTIFY bannerChanged)
   Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
@@ -68,6 +70,8 @@ class AppController : public QObject {
   ServerController* server() const { return server_; }
   KnowledgeController* knowledge() const { return knowledge_; }
   QObject* knowledgeObject() const;
+  HubController* hub() const { return hub_; }
+  QObject* hubObject() const;
   EngineBridge* bridge() const { return bridge_.get(); }
   std::shared_ptr<AttachmentSource> attachmentSource() const { return attachments_; }
   QObject* settingsObject() const;
@@ -122,6 +126,7 @@ class AppController : public QObject {
   ChatController* chat_ = nullptr;
   ServerController* server_ = nullptr;
   KnowledgeController* knowledge_ = nullptr;
+  HubController* hub_ = nullptr;
   std::shared_ptr<AttachmentSource> attachments_;
   QString errorMessage_;
   QString noticeMessage_;

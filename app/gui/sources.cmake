@@ -15,6 +15,8 @@ target_sources(day0_app PRIVATE
   gui/data_folder.h
   gui/document_attachments.cpp
   gui/document_attachments.h
+  gui/hub_controller.cpp
+  gui/hub_controller.h
   gui/image_attachments.cpp
   gui/image_attachments.h
   gui/knowledge_controller.cpp
@@ -40,5 +42,5 @@ target_sources(day0_app PRIVATE
   gui/user_path.cpp
   gui/user_path.h
 )
-target_link_libraries(day0_app PUBLIC day0_storage day0_server day0_remote)
+target_link_libraries(day0_app PUBLIC day0_storage day0_server day0_remote day0_hub)
 target_compile_definitions(day0_app PRIVATE DAY0_RESOURCES_DIR="${PROJECT_SOURCE_DIR}/resources")

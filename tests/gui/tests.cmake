@@ -21,6 +21,9 @@ if(DAY0_BUILD_GUI)
     SKIP_RETURN_CODE 77
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;DAY0_LOG_TO_FILE=0;DAY0_TEST_HIDE_PACKAGE=qml6-module-qt-labs-folderlistmodel"
     TIMEOUT 600)
+  # Get a model: the controller and the page against a local server speaking the Hub's endpoints.
+  day0_add_test(test_gui_hub SOURCES gui/test_gui_hub.cpp LABEL integration
+    LIBS day0_app day0_uiplugin Qt6::QuickControls2 day0_fake_hub)
   day0_add_test(test_gui_knowledge SOURCES gui/test_gui_knowledge.cpp LABEL integration LIBS day0_app)
   day0_add_test(test_data_folder SOURCES gui/test_data_folder.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_history_watch SOURCES gui/test_history_watch.cpp LABEL unit LIBS day0_app)
