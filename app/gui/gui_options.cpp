@@ -39,7 +39,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) {
         options.error =
             a + (a == "--theme"  ? " needs light, dark or system"
-                 : a == "--page" ? " needs chat, models, remote, settings, knowledge, knowledge-panel or rendering"
+                 : a == "--page" ? " needs chat, models, remote, hub, settings, knowledge, knowledge-panel or rendering"
                                  : " needs a folder");
         return options;
       }
@@ -60,9 +60,9 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   if (!options.theme.empty() && options.theme != "light" && options.theme != "dark" && options.theme != "system")
     options.error = "--theme must be light, dark or system";
   if (!options.page.empty() && options.page != "chat" && options.page != "models" && options.page != "remote" &&
-      options.page != "settings" && options.page != "knowledge" && options.page != "knowledge-panel" &&
-      options.page != "rendering")
-    options.error = "--page must be chat, models, remote, settings, knowledge, knowledge-panel or rendering";
+      options.page != "hub" && options.page != "settings" && options.page != "knowledge" &&
+      options.page != "knowledge-panel" && options.page != "rendering")
+    options.error = "--page must be chat, models, remote, hub, settings, knowledge, knowledge-panel or rendering";
   if (!options.page.empty() && !options.selftest) options.error = "--page needs --selftest";
   return options;
 }
@@ -78,10 +78,10 @@ std::string gui_usage() {
          "                  send a message, wait for the streamed reply, and exit 0 only if all of that\n"
          "                  worked; it uses a temporary data folder unless --data-dir is given\n"
          "  --screenshot F  with --selftest, save the window as a PNG once the reply is in\n"
-         "  --page P        with --selftest, show the chat, the model manager, its server form, the settings,\n"
-         "                  a chat that asks a small indexed folder and shows the sources (knowledge),\n"
-         "                  the knowledge folders (knowledge-panel), or a canned reply with code, a table\n"
-         "                  and math (rendering: no model is needed)\n";
+         "  --page P        with --selftest, show the chat, the model manager, its server form, Get a model\n"
+         "                  (hub), the settings, a chat that asks a small indexed folder and shows the\n"
+         "                  sources (knowledge), the knowledge folders (knowledge-panel), or a canned reply\n"
+         "                  with code, a table and math (rendering: no model is needed)\n";
 }
 
 std::optional<std::string> missing_display_reason() {
