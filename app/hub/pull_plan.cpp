@@ -71,9 +71,13 @@ double gpu_read_bandwidth(const std::string& name) {
   return 0;
 }
 
+// Memory as the engine's plan words it: "21.5 GiB", "414.7 MiB".
 std::string gib(std::uint64_t bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / double(1ull << 30));
+  if (bytes >= (1ull << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / double(1ull << 30));
+  else
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / double(1ull << 20));
   return text;
 }
 
