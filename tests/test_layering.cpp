@@ -1,6 +1,7 @@
 // The dependency rule of docs/ARCHITECTURE.md, checked on the sources: kernels/ and engine/
 // include no Qt, engine/ and storage/ never include each other, storage/ uses no Qt GUI,
-// kernels/ include nothing of the engine, knowledge/ includes no Qt, no engine and no storage.
+// kernels/ include nothing of the engine, knowledge/ includes no Qt, no engine and no storage,
+// common/ (shared by engine/ and storage/) includes none of them.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +71,13 @@ class TestLayering : public QObject {
     auto v = find_includes("knowledge", kQt);
     const auto e = find_includes(
         "knowledge", std::regex("^day0/|^engine/|^storage/|^app/|^(core|io|formats|models|backend|runtime)/"));
+    v.insert(v.end(), e.begin(), e.end());
+    QVERIFY2(v.empty(), qPrintable(describe(v)));
+  }
+  void commonIncludesNoneOfTheLayers() {
+    auto v = find_includes("common", kQt);
+    const auto e = find_includes(
+        "common", std::regex("^day0/|^engine/|^storage/|^knowledge/|^app/|^(core|io|formats|models|backend|runtime)/"));
     v.insert(v.end(), e.begin(), e.end());
     QVERIFY2(v.empty(), qPrintable(describe(v)));
   }
