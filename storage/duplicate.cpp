@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/json_error.h"
 #include "storage/codec.h"
 #include "storage/transfer.h"
 
@@ -16,7 +17,7 @@ StoreResult<Conversation> duplicate_conversation(HistoryDb& db, std::int64_t id,
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return store_error(std::string("the conversation could not be copied: ") + e.what());
+    return store_error("the conversation could not be copied: " + common::json_error_text(e));
   }
   auto& conversations = doc["conversations"];
   if (!conversations.is_array() || conversations.size() != 1)

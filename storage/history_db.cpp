@@ -349,7 +349,24 @@ StoreResult<std::vector<Message>> HistoryDb::messages(std::int64_t conversation_
     out[it->second].attachments.push_back(
         {a.column_text(1), a.column_text(2), a.column_text(3), a.column_int(4), static_cast<int>(a.column_int(5))});
   }
-  return out;
+  // Parents first: a message whose parent came later (a system prompt set afterwards) waits for
+  // it. Without loops on the way up (a parent is never its own descendant), in id order otherwise.
+  std::vector<Message> ordered;
+  ordered.reserve(out.size());
+  std::vector<bool> placed(out.size(), false);
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    for (std::size_t at = i; !placed[at];) {
+      placed[at] = true;
+      pending.push_back(at);
+      const auto parent = out[at].parent_id ? index.find(*out[at].parent_id) : index.end();
+      if (parent == index.end()) break;
+      at = parent->second;
+    }
+    for (auto it = pending.rbegin(); it != pending.rend(); ++it) ordered.push_back(std::move(out[*it]));
+    pending.clear();
+  }
+  return ordered;
 }
 
 StoreResult<Message> HistoryDb::message(std::int64_t id) {
@@ -474,6 +491,52 @@ StoreStatus HistoryDb::edit_message(std::int64_t id, std::string_view content) {
   return tx.commit();
 }
 
+StoreStatus HistoryDb::set_system_prompt(std::int64_t conversation_id, std::string_view text) {
+  if (text.size() > kMaxTextBytes) return store_error("the system prompt is longer than the history allows");
+  DAY0_STORE_ASSIGN(tx, Transaction::begin(db_));
+  DAY0_STORE_TRY(check_conversation_exists(db_, conversation_id));
+  DAY0_STORE_ASSIGN(find, Statement::prepare(db_,
+                                             "SELECT id FROM messages WHERE conversation_id = ?1 AND parent_id IS NULL "
+                                             "AND role = 'system' ORDER BY id"));
+  find.bind(1, conversation_id);
+  std::vector<std::int64_t> systems;
+  for (;;) {
+    DAY0_STORE_ASSIGN(row, find.step());
+    if (!row) break;
+    systems.push_back(find.column_int(0));
+  }
+  const std::int64_t now = now_ms();
+  if (text.empty()) {
+    for (const std::int64_t id : systems) {
+      DAY0_STORE_ASSIGN(up, Statement::prepare(db_, "UPDATE messages SET parent_id = NULL WHERE parent_id = ?1"));
+      DAY0_STORE_TRY(up.bind(1, id).run());
+      DAY0_STORE_ASSIGN(gone, Statement::prepare(db_, "DELETE FROM messages WHERE id = ?1"));
+      DAY0_STORE_TRY(gone.bind(1, id).run());
+    }
+  } else if (!systems.empty()) {
+    for (const std::int64_t id : systems) {
+      DAY0_STORE_ASSIGN(s, Statement::prepare(db_, "UPDATE messages SET content = ?2 WHERE id = ?1"));
+      DAY0_STORE_TRY(s.bind(1, id).bind(2, to_valid_utf8(text)).run());
+    }
+  } else {
+    // A new first message, as old as the conversation's first, leading every branch.
+    DAY0_STORE_ASSIGN(s, Statement::prepare(
+                             db_,
+                             "INSERT INTO messages (uuid, conversation_id, parent_id, role, content, state, created_at) "
+                             "VALUES (?1, ?2, NULL, 'system', ?3, 'complete', COALESCE((SELECT MIN(created_at) FROM "
+                             "messages WHERE conversation_id = ?2), ?4))"));
+    s.bind(1, new_uuid()).bind(2, conversation_id).bind(3, to_valid_utf8(text)).bind(4, now);
+    DAY0_STORE_TRY(s.run());
+    const std::int64_t id = db_.last_insert_rowid();
+    DAY0_STORE_ASSIGN(down, Statement::prepare(db_,
+                                               "UPDATE messages SET parent_id = ?2 WHERE conversation_id = ?1 AND "
+                                               "parent_id IS NULL AND id != ?2"));
+    DAY0_STORE_TRY(down.bind(1, conversation_id).bind(2, id).run());
+  }
+  DAY0_STORE_TRY(touch_conversation(conversation_id, now));
+  return tx.commit();
+}
+
 StoreResult<std::string> HistoryDb::attachment_data(std::string_view sha256) {
   DAY0_STORE_ASSIGN(s, Statement::prepare(db_, "SELECT data FROM blobs WHERE sha256 = ?1"));
   DAY0_STORE_ASSIGN(row, s.bind(1, sha256).step());
@@ -489,9 +552,13 @@ StoreResult<Message> HistoryDb::begin_reply(const NewReply& r) {
   DAY0_STORE_TRY(check_conversation_exists(db_, r.conversation_id));
   DAY0_STORE_TRY(check_parent(db_, r.conversation_id, r.parent_id));
   const std::int64_t now = now_ms();
-  DAY0_STORE_ASSIGN(s, Statement::prepare(db_,
-                                          "INSERT INTO messages (uuid, conversation_id, parent_id, role, state, model, "
-                                          "created_at) VALUES (?1, ?2, ?3, 'assistant', 'incomplete', ?4, ?5)"));
+  // The reply shows the sources of the knowledge it was written from: those of the user
+  // message it answers.
+  DAY0_STORE_ASSIGN(s, Statement::prepare(
+                           db_,
+                           "INSERT INTO messages (uuid, conversation_id, parent_id, role, state, model, created_at, "
+                           "sources) VALUES (?1, ?2, ?3, 'assistant', 'incomplete', ?4, ?5, COALESCE((SELECT sources "
+                           "FROM messages WHERE id = ?3 AND role = 'user'), '[]'))"));
   s.bind(1, new_uuid()).bind(2, r.conversation_id).bind(3, r.parent_id).bind(4, to_valid_utf8(r.model)).bind(5, now);
   DAY0_STORE_TRY(s.run());
   const std::int64_t id = db_.last_insert_rowid();

@@ -40,7 +40,8 @@ class HistoryDb {
   StoreResult<Conversation> find_conversation(std::string_view reference);
 
   // --- messages -----------------------------------------------------------------------------
-  // Every message of every branch, in the order they were written (parents before replies).
+  // Every message of every branch, in the order they were written, each after its parent (a
+  // system prompt given later, see set_system_prompt, comes before the messages it leads).
   StoreResult<std::vector<Message>> messages(std::int64_t conversation_id);
   StoreResult<Message> message(std::int64_t id);
   // The branch that ends at `message_id`, from the root: what a reply to it is conditioned on.
@@ -51,11 +52,16 @@ class HistoryDb {
   StoreStatus delete_message(std::int64_t id);
   // Replaces a message's text (an edited reply); the search index follows.
   StoreStatus edit_message(std::int64_t id, std::string_view content);
+  // Makes the conversation's leading system message say `text`: its text replaced; a system
+  // message put before the first messages when there was none; removed (the messages after it
+  // moving up to the top) when `text` is empty. The conversation's settings are not touched.
+  StoreStatus set_system_prompt(std::int64_t conversation_id, std::string_view text);
   StoreResult<std::string> attachment_data(std::string_view sha256);
 
   // --- a streaming reply --------------------------------------------------------------------
   // An empty assistant message in state incomplete, committed: from here on a crash leaves
-  // whatever text was appended, still marked incomplete.
+  // whatever text was appended, still marked incomplete. It carries the sources of the user
+  // message it answers (Message::sources), so the answer shows what informed it.
   StoreResult<Message> begin_reply(const NewReply& r);
   // Appends to replies that are incomplete, all in one transaction. Text must be whole UTF-8
   // characters (HistoryStore holds back a character split between deltas).

@@ -209,6 +209,13 @@ HistoryStore::Future<Ok> HistoryStore::delete_message(std::int64_t id, Done<Ok> 
   return run<Ok>([id](HistoryDb& db) { return db.delete_message(id); }, std::move(done));
 }
 
+HistoryStore::Future<Ok> HistoryStore::set_system_prompt(std::int64_t conversation_id, std::string text,
+                                                         Done<Ok> done) {
+  return run<Ok>(
+      [conversation_id, text = std::move(text)](HistoryDb& db) { return db.set_system_prompt(conversation_id, text); },
+      std::move(done));
+}
+
 HistoryStore::Future<Ok> HistoryStore::edit_message(std::int64_t id, std::string content, Done<Ok> done) {
   return run<Ok>([id, content = std::move(content)](HistoryDb& db) { return db.edit_message(id, content); },
                  std::move(done));

@@ -77,6 +77,7 @@ class HistoryStore {
   Future<Message> add_message(NewMessage m, Done<Message> done = {});
   Future<Ok> delete_message(std::int64_t id, Done<Ok> done = {});
   Future<Ok> edit_message(std::int64_t id, std::string content, Done<Ok> done = {});
+  Future<Ok> set_system_prompt(std::int64_t conversation_id, std::string text, Done<Ok> done = {});
   Future<std::string> attachment_data(std::string sha256, Done<std::string> done = {});
 
   Future<Message> begin_reply(NewReply r, Done<Message> done = {});

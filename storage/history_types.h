@@ -68,7 +68,8 @@ struct Message {
   std::vector<Attachment> attachments;
   // A user message sent with knowledge: the excerpts (attached documents, chunks of folders)
   // the model read before `content`, exactly as sent, so a reloaded conversation sends the same
-  // prompt; and the sources they cite, a JSON array the app defines (empty when none).
+  // prompt; and the sources they cite, a JSON array the app defines (empty when none). A reply
+  // to it carries the same sources (begin_reply copies them): the answer they informed.
   std::string context;
   nlohmann::json sources = nlohmann::json::array();
 };

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "common/json_error.h"
 #include "storage/codec.h"
 #include "storage/statement.h"
 #include "storage/transfer.h"
@@ -39,19 +40,20 @@ class Measure {
   bool end_object() { return close(); }
   bool end_array() { return close(); }
   bool parse_error(std::size_t position, const std::string&, const json::exception& e) {
-    problem = "not valid JSON (byte " + std::to_string(position) + "): " + e.what();
+    (void)position;  // the exception says where, as a line and a column
+    problem = common::json_parse_problem("the file", e);
     return false;
   }
 
  private:
   bool value() {
     if (++values_ <= kMaxValues) return true;
-    problem = "more than " + std::to_string(kMaxValues) + " values";
+    problem = "the file has more than " + std::to_string(kMaxValues) + " values";
     return false;
   }
   bool open() {
     if (++depth_ > kMaxDepth) {
-      problem = "nested deeper than " + std::to_string(kMaxDepth) + " levels";
+      problem = "the file is nested deeper than " + std::to_string(kMaxDepth) + " levels";
       return false;
     }
     return value();
@@ -376,12 +378,12 @@ StoreResult<ImportReport> import_json(HistoryDb& db, std::string_view text) {
   if (text.size() > kMaxImportBytes)
     return store_error("the file is larger than " + std::to_string(kMaxImportBytes >> 30) + " GiB");
   Measure measure;
-  if (!json::sax_parse(text.begin(), text.end(), &measure)) return store_error("the file is " + measure.problem);
+  if (!json::sax_parse(text.begin(), text.end(), &measure)) return store_error(measure.problem);
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    return store_error(std::string("the file is not valid JSON: ") + e.what());
+    return store_error(common::json_parse_problem("the file", e));
   }
   if (!doc.is_object()) return store_error("the file is not a Day0 history export (not a JSON object)");
   if (const json* f = field(doc, "format"); !f || *f != kExportFormat)

@@ -1,7 +1,8 @@
 // The dependency rule of docs/ARCHITECTURE.md, checked on the sources: kernels/ and engine/
 // include no Qt, engine/ and storage/ never include each other, storage/ uses no Qt GUI,
 // kernels/ include nothing of the engine, knowledge/ includes no Qt, no engine and no storage,
-// app/hub includes no Qt, no storage and only the engine's public headers.
+// app/hub includes no Qt, no storage and only the engine's public headers, and common/ (shared
+// by engine/ and storage/) includes none of them.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,13 @@ class TestLayering : public QObject {
     // app/hub is shared by day0-cli and the app: no Qt, and only the engine's public API.
     auto v = find_includes("app/hub", kQt);
     const auto e = find_includes("app/hub", std::regex("^storage/|^(core|io|formats|models|backend|runtime|limits)/"));
+    v.insert(v.end(), e.begin(), e.end());
+    QVERIFY2(v.empty(), qPrintable(describe(v)));
+  }
+  void commonIncludesNoneOfTheLayers() {
+    auto v = find_includes("common", kQt);
+    const auto e = find_includes(
+        "common", std::regex("^day0/|^engine/|^storage/|^knowledge/|^app/|^(core|io|formats|models|backend|runtime)/"));
     v.insert(v.end(), e.begin(), e.end());
     QVERIFY2(v.empty(), qPrintable(describe(v)));
   }

@@ -2,9 +2,9 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// One message of the visible branch. User messages sit right in a bubble (with their images,
-// documents, and the knowledge sources they were sent with: click one to open the file there);
-// replies sit left: collapsible reasoning, Markdown prose, code blocks with Copy, statistics.
+// One message of the visible branch. User messages sit right in a bubble (with their images and
+// documents); replies sit left: collapsible reasoning, Markdown prose, code blocks with Copy, the
+// knowledge sources the answer was written from (click one to open the file there), statistics.
 // Actions appear on hover: copy, edit and resend (user), edit in place (reply), regenerate
 // (reply), delete, and `< 1/2 >` between branches.
 Item {
@@ -174,72 +174,6 @@ Item {
                 selectionColor: Theme.accent
                 selectedTextColor: Theme.onAccent
                 Accessible.name: qsTr("Your message")
-            }
-        }
-
-        // The sources the message was sent with, as the model was asked to cite them.
-        Flow {
-            visible: root.sources.length > 0 && !root.editing
-            Layout.alignment: Qt.AlignRight
-            Layout.preferredWidth: Math.min(root.maxWidth, sourcesWidth.implicitWidth)
-            spacing: 4
-            // The natural width: every source on one line.
-            Row {
-                id: sourcesWidth
-                visible: false
-                spacing: 4
-                Label { text: qsTr("Sources:"); font.pixelSize: 12; rightPadding: 2 }
-                Repeater {
-                    model: root.sources
-                    Label { required property var modelData; text: "[" + modelData.number + "] " + modelData.label; font.pixelSize: 12; rightPadding: 12 }
-                }
-            }
-            Label {
-                text: qsTr("Sources:")
-                height: 22
-                verticalAlignment: Text.AlignVCenter
-                color: Theme.textFaint
-                font.pixelSize: 12
-                rightPadding: 2
-            }
-            Repeater {
-                model: root.sources
-                delegate: AbstractButton {
-                    id: sourceLink
-                    required property var modelData
-                    implicitHeight: 22
-                    implicitWidth: sourceLabel.implicitWidth + 12
-                    hoverEnabled: true
-                    Accessible.name: qsTr("Source %1: %2. Open it").arg(modelData.number).arg(modelData.label)
-                    ToolTip.visible: hovered
-                    ToolTip.delay: 500
-                    ToolTip.text: modelData.attachment ? qsTr("Open the attached %1").arg(modelData.path) : modelData.path
-                    onClicked: {
-                        if (!modelData.attachment) {
-                            root.chat.openSource(modelData.path, modelData.line, modelData.page)
-                            return
-                        }
-                        for (let i = 0; i < root.documents.length; ++i) {
-                            if (root.documents[i].name === modelData.path) {
-                                root.chat.openDocument(root.documents[i].sha256, modelData.path, modelData.line, modelData.page)
-                                return
-                            }
-                        }
-                    }
-                    background: Rectangle {
-                        radius: 6
-                        color: sourceLink.hovered ? Theme.accentSoft : Theme.surfaceAlt
-                        border.color: sourceLink.hovered ? Theme.accent : Theme.border
-                    }
-                    contentItem: Label {
-                        id: sourceLabel
-                        text: "[" + sourceLink.modelData.number + "] " + sourceLink.modelData.label
-                        color: sourceLink.hovered ? Theme.accent : Theme.textMuted
-                        font.pixelSize: 12
-                        horizontalAlignment: Text.AlignHCenter
-                        verticalAlignment: Text.AlignVCenter
-                    }
-                }
             }
         }
 
@@ -428,6 +362,67 @@ Item {
                     color: Theme.danger
                     wrapMode: Text.Wrap
                     font.pixelSize: 13
+                }
+
+                // The sources of the knowledge the answer was written from, as the model was
+                // asked to cite them: one chip per file, with the line ranges of its passages.
+                Flow {
+                    objectName: "sourceChips"
+                    visible: root.sources.length > 0 && !root.editing
+                    Layout.preferredWidth: Math.min(answerColumn.width, sourcesWidth.implicitWidth)
+                    spacing: 4
+                    // The natural width: every source on one line.
+                    Row {
+                        id: sourcesWidth
+                        visible: false
+                        spacing: 4
+                        Label { text: qsTr("Sources:"); font.pixelSize: 12; rightPadding: 2 }
+                        Repeater {
+                            model: root.sources
+                            Label { required property var modelData; text: "[" + modelData.number + "] " + modelData.label; font.pixelSize: 12; rightPadding: 12 }
+                        }
+                    }
+                    Label {
+                        text: qsTr("Sources:")
+                        height: 22
+                        verticalAlignment: Text.AlignVCenter
+                        color: Theme.textFaint
+                        font.pixelSize: 12
+                        rightPadding: 2
+                    }
+                    Repeater {
+                        model: root.sources
+                        delegate: AbstractButton {
+                            id: sourceLink
+                            required property var modelData
+                            implicitHeight: 22
+                            implicitWidth: sourceLabel.implicitWidth + 12
+                            hoverEnabled: true
+                            Accessible.name: qsTr("Source %1: %2. Open it").arg(modelData.number).arg(modelData.label)
+                            ToolTip.visible: hovered
+                            ToolTip.delay: 500
+                            ToolTip.text: modelData.attachment ? qsTr("Open the attached %1").arg(modelData.path) : modelData.path
+                            onClicked: {
+                                if (!modelData.attachment)
+                                    root.chat.openSource(modelData.path, modelData.line, modelData.page)
+                                else if (modelData.sha256.length > 0)
+                                    root.chat.openDocument(modelData.sha256, modelData.path, modelData.line, modelData.page)
+                            }
+                            background: Rectangle {
+                                radius: 6
+                                color: sourceLink.hovered ? Theme.accentSoft : Theme.surfaceAlt
+                                border.color: sourceLink.hovered ? Theme.accent : Theme.border
+                            }
+                            contentItem: Label {
+                                id: sourceLabel
+                                text: "[" + sourceLink.modelData.number + "] " + sourceLink.modelData.label
+                                color: sourceLink.hovered ? Theme.accent : Theme.textMuted
+                                font.pixelSize: 12
+                                horizontalAlignment: Text.AlignHCenter
+                                verticalAlignment: Text.AlignVCenter
+                            }
+                        }
+                    }
                 }
             }
         }

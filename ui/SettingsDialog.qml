@@ -384,6 +384,24 @@ Popup {
                         onEditingFinished: dialog.settings.serverApiKey = text
                     }
                 }
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: 12
+                    Label { text: qsTr("Allowed origins"); color: Theme.text; Layout.preferredWidth: Math.max(150, implicitWidth); Layout.minimumWidth: implicitWidth }
+                    TextField {
+                        objectName: "serverCorsOrigins"
+                        Layout.fillWidth: true
+                        text: dialog.settings.serverCorsOrigins
+                        placeholderText: qsTr("none: web pages cannot call it (e.g. http://localhost:3000)")
+                        color: Theme.text
+                        selectByMouse: true
+                        Accessible.name: qsTr("Origins of web pages that may call the server")
+                        ToolTip.visible: hovered
+                        ToolTip.delay: 600
+                        ToolTip.text: qsTr("Browser front ends on these origins may use the API (CORS). Separate them with commas; * allows any page.")
+                        onEditingFinished: dialog.settings.serverCorsOrigins = text
+                    }
+                }
                 CheckBox {
                     text: qsTr("Let other machines connect (needs an API key)")
                     checked: dialog.settings.serverAllowNetwork

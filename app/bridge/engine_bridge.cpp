@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QImageReader>
 #include <QLocale>
 #include <QMetaObject>
 #include <QRegularExpression>
@@ -65,6 +66,19 @@ bool warm_shards(const QStringList& files, qint64 total, const std::atomic<bool>
 // An image of a request as a file the engine reads: PNG and JPEG as they are, other formats
 // (WebP, GIF, BMP, validated when attached) converted to PNG. Named by content, so a conversation
 // writes each image once.
+// Positions `image` takes in `model` beyond the one image token of its placeholder (its size is
+// read from the header only).
+Result<std::int64_t> image_extra_tokens(const Model& model, const ImageRef& image) {
+  QByteArray data = image.bytes ? image.bytes() : QByteArray();
+  QBuffer buffer(&data);
+  buffer.open(QIODevice::ReadOnly);
+  QImageReader reader(&buffer);  // the pixels as stored, as the engine decodes them
+  const QSize size = reader.size();
+  if (!size.isValid()) return error(ErrorCode::unsupported, "an attached image cannot be decoded");
+  DAY0_ASSIGN_OR_RETURN(const std::int64_t positions, image_token_count(model, size.width(), size.height()));
+  return positions - 1;
+}
+
 Result<std::filesystem::path> image_file(const ImageRef& image, const QTemporaryDir& dir) {
   if (!dir.isValid())
     return error(ErrorCode::io_error, "no temporary folder for the images: " + dir.errorString().toStdString());
@@ -301,9 +315,7 @@ void EngineBridge::onLoaded(std::shared_ptr<Loaded> loaded) {
     formatter_ = loaded->formatter;
     session_ = engine_->new_session(model_);
     summary_ = describe(*model_);
-    for (const std::int32_t id : summary_.image_placeholder_ids)
-      if (const auto token = formatter_->tokenizer().id_to_token(static_cast<std::uint32_t>(id)))
-        imagePlaceholder_ += *token;
+    imagePlaceholder_ = formatter_->image_placeholder(summary_);
   }
   modelDir_ = loaded->dir;
   device_ = loaded->device;
@@ -391,6 +403,7 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
   // Formatting long conversations takes a while (template + tokenizer): off the GUI thread.
   QThreadPool::globalInstance()->start([this, id, engine, request = std::move(request), context = std::move(context),
                                         formatter = formatter_, session = session_, placeholder = imagePlaceholder_,
+                                        model = model_,
                                         imageDir = imageDir_, maxContext = summary_.max_context,
                                         overflow = params.overflow]() mutable {
     const auto fail = [this](const Status& status) {
@@ -409,7 +422,14 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
     messages.reserve(context.size());
     for (auto& m : context) {
       std::string prefix;
-      for (std::size_t i = 0; i < m.images.size(); ++i) prefix += placeholder;
+      m.message.extra_tokens = 0;
+      for (const auto& image : m.images) {
+        prefix += placeholder;
+        // The image takes the positions the vision encoder gives it, not its placeholder's.
+        auto extra = image_extra_tokens(*model, image);
+        if (!extra) return fail(extra.status());
+        m.message.extra_tokens += *extra;
+      }
       m.message.content = prefix + m.message.content;
       messages.push_back(m.message);
     }
@@ -427,7 +447,7 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
                     .toStdString()
               : tr("the last message (with the system prompt) takes %1 tokens, too many for the model's context "
                    "of %2 with room for the reply; shorten it or lower the reply length in Settings.")
-                    .arg(locale.toString(static_cast<qint64>(fitted->tokens.size())), locale.toString(static_cast<qint64>(maxContext)))
+                    .arg(locale.toString(static_cast<qint64>(fitted->positions)), locale.toString(static_cast<qint64>(maxContext)))
                     .toStdString()));
     }
     for (const std::size_t i : fitted->kept)

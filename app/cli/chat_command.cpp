@@ -19,6 +19,7 @@
 #include "cli/data_dir.h"
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "cli/input_history.h"
 #include "cli/line_editor.h"
 #include "cli/model_args.h"
 #include "cli/prefill_status.h"
@@ -34,7 +35,6 @@ namespace day0::cli {
 namespace {
 
 constexpr std::string_view kQuote = "\"\"\"";
-constexpr std::string_view kImagePlaceholder = "<|begin_of_image|><|image|><|end_of_image|>";
 
 constexpr const char* kChatHelp =
     "  /help              this list\n"
@@ -46,7 +46,9 @@ constexpr const char* kChatHelp =
     "                     such line sends it (a paste with newlines is one message anyway)\n"
     "  //TEXT             send a message that starts with /TEXT\n"
     "  Ctrl+C             stop the reply in progress; at the prompt, clear the line\n"
-    "  Left, Right, Home, End, Backspace, Delete edit the line; Ctrl+U clears it\n";
+    "  Left, Right, Home, End, Backspace, Delete edit the line; Ctrl+U clears it\n"
+    "  Up, Down           step through the messages sent before (kept in chat_input_history\n"
+    "                     beside the history database)\n";
 
 int usage(bool help) {
   std::fprintf(help ? stdout : stderr,
@@ -99,6 +101,12 @@ class InputReader {
  public:
   explicit InputReader(bool terminal) : terminal_(terminal) {}
 
+  // Up and Down also bring back messages of earlier runs, kept in `file`.
+  void keep_history(const std::filesystem::path& file) {
+    history_.emplace(file, LineEditor::kMaxHistory);
+    editor_.set_history(history_->load());
+  }
+
   EditorEvent read(const std::string& prompt) {
     if (terminal_) return read_terminal(prompt);
     while (true) {
@@ -111,6 +119,9 @@ class InputReader {
           break;
         case terminal::ReadResult::interrupted:
           return {EditorEvent::Kind::interrupt, {}};
+        case terminal::ReadResult::resized:
+        case terminal::ReadResult::timeout:
+          break;
         default:
           eof_ = true;
       }
@@ -120,6 +131,7 @@ class InputReader {
  private:
   EditorEvent read_terminal(const std::string& prompt) {
     terminal::enter_raw(STDIN_FILENO);
+    editor_.set_width(terminal::columns(STDOUT_FILENO));
     editor_.start(prompt);
     std::optional<EditorEvent> event;
     while (true) {
@@ -135,6 +147,8 @@ class InputReader {
         editor_.feed(bytes);
       } else if (r == terminal::ReadResult::timeout) {
         editor_.drop_partial_escape();
+      } else if (r == terminal::ReadResult::resized) {
+        editor_.set_width(terminal::columns(STDOUT_FILENO));
       } else if (r == terminal::ReadResult::interrupted) {
         event = EditorEvent{EditorEvent::Kind::interrupt, editor_.line()};
         break;
@@ -147,11 +161,13 @@ class InputReader {
       }
     }
     terminal::enter_reply_mode();
+    if (event->kind == EditorEvent::Kind::submit && history_) history_->append(event->text);
     return *event;
   }
 
   bool terminal_;
   bool eof_ = false;
+  std::optional<InputHistory> history_;
   LineEditor editor_;
   LineSplitter splitter_;
 };
@@ -174,6 +190,7 @@ int run_chat(const std::vector<std::string>& argv) {
   // The conversation's images in order (earlier turns' stay); `pending` go with the next message.
   std::vector<std::filesystem::path> images;
   std::size_t pending = 0;
+  std::int64_t pending_extra = 0;  // positions the pending images take beyond their placeholders
   // For a remote server: each user message's images as data URLs (by message index), and those
   // waiting for the next message with their bytes for the history.
   std::map<std::size_t, std::vector<std::string>> remote_images;
@@ -225,6 +242,7 @@ int run_chat(const std::vector<std::string>& argv) {
   std::string dir;  // the model as the history records it: a folder, or a remote model's name
   std::string model_type;
   bool accepts_images = true;  // a remote server decides for itself
+  std::string image_placeholder;  // what stands for an image in a message, as the model's formatter writes it
   std::optional<ChatFormatter> formatter;
   std::optional<OpenedModel> opened;
   std::shared_ptr<Session> session;
@@ -315,7 +333,8 @@ int run_chat(const std::vector<std::string>& argv) {
     opened = open_model(*args, "chat", &exit_code);
     if (!opened) return exit_code;
     model_type = describe(*opened->model).model_type;
-    accepts_images = !describe(*opened->model).image_placeholder_ids.empty();
+    image_placeholder = formatter->image_placeholder(describe(*opened->model));
+    accepts_images = !image_placeholder.empty();
     session = opened->engine->new_session(opened->model);
     base.stop.extra_stop_ids = formatter->turn_end_ids();
     generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
@@ -330,7 +349,7 @@ int run_chat(const std::vector<std::string>& argv) {
                                  ": /reset starts over, or --context-overflow truncate-middle (or rolling-window) "
                                  "leaves earlier messages out"
                            : "the last message and the system prompt alone take " +
-                                 std::to_string(fitted->tokens.size()) + " tokens and the model's context holds " +
+                                 std::to_string(fitted->positions) + " tokens and the model's context holds " +
                                  std::to_string(max_context) + ", with room kept for the reply (--max-new-tokens)");
       }
       if (!fitted) {
@@ -348,8 +367,8 @@ int run_chat(const std::vector<std::string>& argv) {
       std::size_t next_image = 0, kept = 0;
       for (std::size_t i = 0; i < messages.size(); ++i) {
         std::size_t count = 0;
-        for (std::size_t at = messages[i].content.find(kImagePlaceholder); at != std::string::npos;
-             at = messages[i].content.find(kImagePlaceholder, at + 1))
+        for (std::size_t at = image_placeholder.empty() ? std::string::npos : messages[i].content.find(image_placeholder);
+             at != std::string::npos; at = messages[i].content.find(image_placeholder, at + 1))
           ++count;
         const bool keep = kept < fitted->kept.size() && fitted->kept[kept] == i;
         if (keep) ++kept;
@@ -379,9 +398,11 @@ int run_chat(const std::vector<std::string>& argv) {
   std::string system_prompt = args->option("system").value_or("");
   // The history: every message is committed as it is sent, replies while they stream.
   std::unique_ptr<storage::HistoryStore> history;
+  std::filesystem::path history_folder;
   if (!args->flag("no-history")) {
     const std::filesystem::path db_path =
         args->option("db") ? std::filesystem::path(*args->option("db")) : cli::default_data_dir() / "history.db";
+    history_folder = db_path.parent_path().empty() ? std::filesystem::path(".") : db_path.parent_path();
     std::error_code ec;
     std::filesystem::create_directories(db_path.parent_path().empty() ? "." : db_path.parent_path(), ec);
     history = std::make_unique<storage::HistoryStore>(db_path);
@@ -433,6 +454,7 @@ int run_chat(const std::vector<std::string>& argv) {
     messages.clear();
     images.clear();
     pending = 0;
+    pending_extra = 0;
     remote_images.clear();
     pending_urls.clear();
     pending_attachments.clear();
@@ -445,6 +467,8 @@ int run_chat(const std::vector<std::string>& argv) {
                 model_type.c_str());
 
   InputReader input(interactive);
+  // The messages typed before, beside the history they were saved in (not with --no-history).
+  if (interactive && history) input.keep_history(history_folder / "chat_input_history");
   bool failed = false;          // a turn failed: a piped run exits with 1
   bool last_interrupt = false;  // the last thing the user did was Ctrl+C
   int exit_code = 0;
@@ -537,8 +561,16 @@ int run_chat(const std::vector<std::string>& argv) {
           std::printf("(no such image file: %s)\n", path.c_str());
           continue;
         }
+        // Read now: an image the model cannot take is refused here, and its size tells how much
+        // of the context it takes.
+        auto positions = image_file_token_count(*opened->model, path);
+        if (!positions) {
+          std::printf("(%s)\n", plain_message(positions.status().message()).c_str());
+          continue;
+        }
         images.push_back(path);
         ++pending;
+        pending_extra += *positions - 1;  // its placeholder holds one image token
         std::printf("(image attached to the next message)\n");
         continue;
       }
@@ -550,8 +582,8 @@ int run_chat(const std::vector<std::string>& argv) {
       if (line.starts_with("//")) line.erase(0, 1);
     }
     // Each attached image as the model's image markers before the text (GLM: begin, image, end).
-    for (; pending > 0; --pending) line = std::string(kImagePlaceholder) + line;
-    messages.push_back({"user", line, ""});
+    for (; pending > 0; --pending) line = image_placeholder + line;
+    messages.push_back({"user", line, "", std::exchange(pending_extra, 0)});
     if (!pending_urls.empty()) remote_images[messages.size() - 1] = std::exchange(pending_urls, {});
     if (!store_message(storage::Role::user, line, std::exchange(pending_attachments, {}))) return 1;
     std::optional<std::int64_t> reply_id;

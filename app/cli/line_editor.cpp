@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -46,7 +47,11 @@ void LineEditor::start(std::string prompt) {
   prompt_ = std::move(prompt);
   line_.clear();
   cursor_ = 0;
-  output_ += prompt_;
+  open_ = true;
+  dirty_ = false;
+  history_at_ = history_.size();
+  draft_.clear();
+  screen_ = draw_prompt(&output_);
 }
 
 void LineEditor::feed(std::string_view bytes) { input_.append(bytes); }
@@ -59,9 +64,20 @@ void LineEditor::drop_partial_escape() {
   if (partial_escape() && !in_paste_) ++pos_;
 }
 
-std::size_t LineEditor::segment_start() const {
-  const auto nl = line_.rfind('\n');
-  return nl == std::string::npos ? 0 : nl + 1;
+void LineEditor::set_width(int columns) {
+  columns = std::max(columns, 0);
+  if (columns == columns_) return;
+  columns_ = columns;
+  // The rows were broken for the old width: the terminal's cursor is still screen_.row rows
+  // below the prompt (a terminal that cuts rows keeps that; one that rejoins them may leave
+  // the old rows above), and everything from the prompt down is drawn again.
+  if (open_) refresh();
+}
+
+void LineEditor::set_history(std::vector<std::string> entries) {
+  if (entries.size() > kMaxHistory) entries.erase(entries.begin(), entries.end() - kMaxHistory);
+  history_ = std::move(entries);
+  history_at_ = history_.size();
 }
 
 int LineEditor::width(std::size_t from, std::size_t to) const {
@@ -89,26 +105,121 @@ std::size_t LineEditor::next_char(std::size_t at) const {
   return end;
 }
 
-void LineEditor::move_left(int columns) {
-  if (columns > 0) output_ += "\x1b[" + std::to_string(columns) + "D";
+LineEditor::Spot LineEditor::advance(Spot at, std::string_view ch, std::string* out) const {
+  // Rows are broken here, not by the terminal: a row that is full is ended at once ("\r\n"),
+  // so the cursor is never left in a terminal's pending-wrap state and every row's end is known.
+  const int limit = columns_ > 0 ? columns_ : std::numeric_limits<int>::max();
+  const auto new_row = [&] {
+    if (out) *out += "\r\n";
+    at = {at.row + 1, 0};
+  };
+  if (ch == "\n") {
+    new_row();
+    return at;
+  }
+  int w = 0;
+  std::string_view shown = ch;
+  std::string spaces;
+  if (ch == "\t") {  // spaces to the next tab stop, within the row
+    w = std::min(8 - at.col % 8, limit - at.col);
+    spaces.assign(static_cast<std::size_t>(w), ' ');
+    shown = spaces;
+  } else {
+    w = columns(decode(ch));
+  }
+  if (w > 0 && at.col + w > limit) new_row();  // a wide character that does not fit the row
+  if (out) *out += shown;
+  at.col += w;
+  if (at.col >= limit) new_row();
+  return at;
 }
 
-void LineEditor::redraw_rest() {
-  output_ += line_.substr(cursor_);
-  output_ += "\x1b[K";
-  move_left(width(cursor_, line_.size()));
+LineEditor::Spot LineEditor::draw_prompt(std::string* out) const {
+  Spot at;
+  for (std::size_t i = 0; i < prompt_.size();) {
+    std::size_t n = 1;
+    while (i + n < prompt_.size() && is_continuation(static_cast<unsigned char>(prompt_[i + n]))) ++n;
+    at = advance(at, std::string_view(prompt_).substr(i, n), out);
+    i += n;
+  }
+  return at;
+}
+
+LineEditor::Spot LineEditor::spot_of(std::size_t offset) const {
+  Spot at = draw_prompt(nullptr);
+  for (std::size_t i = 0; i < offset && i < line_.size();) {
+    const std::size_t n = next_char(i) - i;
+    at = advance(at, std::string_view(line_).substr(i, n), nullptr);
+    i += n;
+  }
+  return at;
+}
+
+void LineEditor::move_to(Spot to) {
+  if (to.row < screen_.row) output_ += "\x1b[" + std::to_string(screen_.row - to.row) + "A";
+  if (to.row > screen_.row) output_ += "\x1b[" + std::to_string(to.row - screen_.row) + "B";
+  if (to.col == 0 && screen_.col != 0) {
+    output_ += "\r";
+  } else if (to.col < screen_.col) {
+    output_ += "\x1b[" + std::to_string(screen_.col - to.col) + "D";
+  } else if (to.col > screen_.col) {
+    output_ += "\x1b[" + std::to_string(to.col - screen_.col) + "C";
+  }
+  screen_ = to;
+}
+
+void LineEditor::refresh() {
+  dirty_ = false;
+  // Up to the prompt's row, clear everything below, write it all, then place the cursor.
+  if (screen_.row > 0) output_ += "\x1b[" + std::to_string(screen_.row) + "A";
+  output_ += "\r\x1b[J";
+  Spot at = draw_prompt(&output_);
+  Spot cursor;
+  for (std::size_t i = 0; i <= line_.size();) {
+    if (i == cursor_) cursor = at;
+    if (i == line_.size()) break;
+    const std::size_t n = next_char(i) - i;
+    at = advance(at, std::string_view(line_).substr(i, n), &output_);
+    i += n;
+  }
+  screen_ = at;
+  move_to(cursor);
+}
+
+void LineEditor::place_cursor() {
+  if (!dirty_) move_to(spot_of(cursor_));
+}
+
+void LineEditor::finish_line(std::string_view mark) {
+  if (dirty_) refresh();
+  move_to(spot_of(line_.size()));
+  output_ += mark;
+  if (screen_.col > 0 || !mark.empty()) output_ += "\r\n";
+  screen_ = {};
+  open_ = false;
+}
+
+void LineEditor::set_line(std::string text) {
+  line_ = std::move(text);
+  cursor_ = line_.size();
+  dirty_ = true;
 }
 
 void LineEditor::insert(std::string_view text) {
+  const bool at_end = cursor_ == line_.size();
   line_.insert(cursor_, text);
-  cursor_ += text.size();
-  for (const char c : text) {
-    if (c == '\n')
-      output_ += "\r\n";
-    else
-      output_ += c;
+  if (!at_end || dirty_) {
+    cursor_ += text.size();
+    dirty_ = true;
+    return;
   }
-  if (cursor_ < line_.size()) redraw_rest();
+  // Typed or pasted at the end: written as it comes.
+  for (std::size_t i = cursor_; i < line_.size();) {
+    const std::size_t n = next_char(i) - i;
+    screen_ = advance(screen_, std::string_view(line_).substr(i, n), &output_);
+    i += n;
+  }
+  cursor_ = line_.size();
 }
 
 void LineEditor::erase_before_cursor() {
@@ -118,23 +229,17 @@ void LineEditor::erase_before_cursor() {
   // A combining mark goes with the character it marks, as it shows.
   while (!newline && start > 0 && width(start, cursor_) == 0 && line_[start - 1] != '\n') start = previous_char(start);
   const int w = width(start, cursor_);
+  const bool simple = !dirty_ && cursor_ == line_.size() && !newline && line_[start] != '\t' && screen_.col >= w &&
+                      w > 0;
   line_.erase(start, cursor_ - start);
   cursor_ = start;
-  if (newline) {
-    // Back to the line above: clear this one, go up and write that line again, joined.
-    const std::size_t seg = segment_start();
-    output_ += "\r\x1b[K\x1b[A\r";
-    output_ += seg == 0 ? prompt_ + line_ : line_.substr(seg);
-    output_ += "\x1b[K";
-    move_left(width(cursor_, line_.size()));
+  if (!simple) {
+    dirty_ = true;
     return;
   }
-  if (cursor_ == line_.size()) {
-    for (int i = 0; i < w; ++i) output_ += "\b \b";
-    return;
-  }
-  move_left(w);
-  redraw_rest();
+  // The last character of the row the cursor is on: rubbed out where it stands.
+  for (int i = 0; i < w; ++i) output_ += "\b \b";
+  screen_.col -= w;
 }
 
 void LineEditor::erase_at_cursor() {
@@ -142,37 +247,43 @@ void LineEditor::erase_at_cursor() {
   std::size_t end = next_char(cursor_);
   while (end < line_.size() && width(end, next_char(end)) == 0 && line_[end] != '\n') end = next_char(end);
   line_.erase(cursor_, end - cursor_);
-  redraw_rest();
+  dirty_ = true;
 }
 
 void LineEditor::cursor_left() {
-  const std::size_t seg = segment_start();
-  if (cursor_ <= seg) return;
+  if (cursor_ == 0) return;
   std::size_t to = previous_char(cursor_);
-  while (to > seg && width(to, cursor_) == 0) to = previous_char(to);
-  move_left(width(to, cursor_));
+  while (to > 0 && line_[to] != '\n' && width(to, cursor_) == 0) to = previous_char(to);
   cursor_ = to;
+  place_cursor();
 }
 
 void LineEditor::cursor_right() {
   if (cursor_ >= line_.size()) return;
   std::size_t to = next_char(cursor_);
-  while (to < line_.size() && width(to, next_char(to)) == 0) to = next_char(to);
-  const int w = width(cursor_, to);
-  if (w > 0) output_ += "\x1b[" + std::to_string(w) + "C";
+  while (to < line_.size() && line_[to] != '\n' && width(to, next_char(to)) == 0) to = next_char(to);
   cursor_ = to;
+  place_cursor();
 }
 
 void LineEditor::cursor_home() {
-  const std::size_t seg = segment_start();
-  move_left(width(seg, cursor_));
-  cursor_ = seg;
+  const auto nl = cursor_ == 0 ? std::string::npos : line_.rfind('\n', cursor_ - 1);
+  cursor_ = nl == std::string::npos ? 0 : nl + 1;
+  place_cursor();
 }
 
 void LineEditor::cursor_end() {
-  const int w = width(cursor_, line_.size());
-  if (w > 0) output_ += "\x1b[" + std::to_string(w) + "C";
-  cursor_ = line_.size();
+  const auto nl = line_.find('\n', cursor_);
+  cursor_ = nl == std::string::npos ? line_.size() : nl;
+  place_cursor();
+}
+
+void LineEditor::history_step(int delta) {
+  if (delta < 0 && history_at_ == 0) return;
+  if (delta > 0 && history_at_ >= history_.size()) return;
+  if (history_at_ == history_.size()) draft_ = line_;
+  history_at_ = delta < 0 ? history_at_ - 1 : history_at_ + 1;
+  set_line(history_at_ == history_.size() ? std::exchange(draft_, {}) : history_[history_at_]);
 }
 
 bool LineEditor::escape() {
@@ -201,7 +312,7 @@ bool LineEditor::escape() {
     const std::string_view sequence = rest.substr(0, i + 1);
     if (sequence == kPasteStart) in_paste_ = true;
     key(sequence.substr(2));
-    pos_ += i + 1;  // other sequences (up, down, function keys, a stray paste end) are ignored
+    pos_ += i + 1;  // other sequences (function keys, a stray paste end) are ignored
     return true;
   }
   if (rest[1] == 'O') {
@@ -217,6 +328,8 @@ bool LineEditor::escape() {
 void LineEditor::key(std::string_view code) {
   // Arrows and Home/End with or without modifiers ("1;5C"), and the "~" keys.
   const char final = code.empty() ? '\0' : code.back();
+  if (final == 'A') history_step(-1);
+  if (final == 'B') history_step(1);
   if (final == 'D') cursor_left();
   if (final == 'C') cursor_right();
   if (final == 'H' || code == "1~" || code == "7~") cursor_home();
@@ -258,22 +371,27 @@ std::optional<EditorEvent> LineEditor::next() {
     ++pos_;
     if (c == '\r' || c == '\n') {
       if (cr_lf) continue;
-      output_ += "\r\n";
+      finish_line("");
+      if (!line_.empty() && (history_.empty() || history_.back() != line_)) {
+        history_.push_back(line_);
+        if (history_.size() > kMaxHistory) history_.erase(history_.begin());
+      }
+      history_at_ = history_.size();
       cursor_ = 0;
       event = EditorEvent{EditorEvent::Kind::submit, std::exchange(line_, {})};
     } else if (c == 0x7f || c == 0x08) {
       erase_before_cursor();
     } else if (c == 0x03) {
-      output_ += "^C\r\n";
+      finish_line("^C");
       cursor_ = 0;
       event = EditorEvent{EditorEvent::Kind::interrupt, std::exchange(line_, {})};
     } else if (c == 0x04) {
-      if (line_.empty()) event = EditorEvent{EditorEvent::Kind::eof, {}};
+      if (line_.empty()) {
+        open_ = false;
+        event = EditorEvent{EditorEvent::Kind::eof, {}};
+      }
     } else if (c == 0x15) {  // Ctrl+U
-      output_ += line_.find('\n') == std::string::npos ? "\r\x1b[K" : "\r\n";
-      output_ += prompt_;
-      line_.clear();
-      cursor_ = 0;
+      set_line({});
     } else if (c == 0x01) {  // Ctrl+A
       cursor_home();
     } else if (c == 0x05) {  // Ctrl+E
@@ -290,6 +408,8 @@ std::optional<EditorEvent> LineEditor::next() {
     }
     // Other control keys are ignored.
   }
+  // Edits in the middle of the line are drawn once, after all the input there was.
+  if (!event && dirty_) refresh();
   if (pos_ == input_.size()) {
     input_.clear();
     pos_ = 0;

@@ -63,22 +63,13 @@ int run_serve(const std::vector<std::string>& argv) {
   options.max_body_bytes = static_cast<std::size_t>(*body_mb) << 20;
   options.max_in_flight = *queue;
   if (const auto origins = args->option("cors-origin")) {
-    std::size_t start = 0;
-    while (start <= origins->size()) {
-      const std::size_t comma = std::min(origins->find(',', start), origins->size());
-      std::string origin = origins->substr(start, comma - start);
-      while (!origin.empty() && origin.back() == ' ') origin.pop_back();
-      while (!origin.empty() && origin.front() == ' ') origin.erase(origin.begin());
-      while (!origin.empty() && origin.back() == '/') origin.pop_back();  // origins have no path
-      if (origin != "*" && origin.rfind("http://", 0) != 0 && origin.rfind("https://", 0) != 0) {
-        std::fprintf(stderr,
-                     "day0-cli serve: --cors-origin takes origins such as http://localhost:3000 (or *), not '%s'\n",
-                     origin.c_str());
-        return 2;
-      }
-      options.cors_origins.push_back(origin);
-      start = comma + 1;
+    std::string why;
+    auto parsed = server::parse_cors_origins(*origins, &why);
+    if (!parsed) {
+      std::fprintf(stderr, "day0-cli serve: --cors-origin: %s\n", why.c_str());
+      return 2;
     }
+    options.cors_origins = std::move(*parsed);
   }
   if (!server::is_loopback_host(options.host) && options.api_key.empty()) {
     std::fprintf(stderr,

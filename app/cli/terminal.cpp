@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ std::atomic<int> g_interrupts{0};
 volatile sig_atomic_t g_in_reply = 0;
 std::atomic<int> g_reply_interrupts{0};
 int g_wake[2] = {-1, -1};
+int g_resize[2] = {-1, -1};  // SIGWINCH writes here
 
 // Async-signal-safe: tcsetattr and write are.
 void restore_now() {
@@ -46,17 +48,25 @@ void on_interrupt(int) {
   errno = saved_errno;
 }
 
+void on_resize(int) {
+  const int saved_errno = errno;
+  if (g_resize[1] >= 0) (void)!write(g_resize[1], "w", 1);
+  errno = saved_errno;
+}
+
 void on_fatal(int sig) {
   restore_now();
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-void drain_wake() {
+void drain(int fd) {
   char buf[64];
-  while (g_wake[0] >= 0 && read(g_wake[0], buf, sizeof buf) > 0) {
+  while (fd >= 0 && read(fd, buf, sizeof buf) > 0) {
   }
 }
+
+void drain_wake() { drain(g_wake[0]); }
 
 }  // namespace
 
@@ -96,10 +106,11 @@ void install_signal_handlers() {
   static bool installed = false;
   if (installed) return;
   installed = true;
-  if (pipe(g_wake) == 0) {
-    for (const int fd : g_wake) {
-      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-      fcntl(fd, F_SETFD, FD_CLOEXEC);
+  for (int* ends : {g_wake, g_resize}) {
+    if (pipe(ends) != 0) continue;
+    for (int k = 0; k < 2; ++k) {
+      fcntl(ends[k], F_SETFL, fcntl(ends[k], F_GETFL) | O_NONBLOCK);
+      fcntl(ends[k], F_SETFD, FD_CLOEXEC);
     }
   }
   struct sigaction sa;
@@ -108,6 +119,8 @@ void install_signal_handlers() {
   sa.sa_handler = on_interrupt;
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
+  sa.sa_handler = on_resize;
+  sigaction(SIGWINCH, &sa, nullptr);
   sa.sa_handler = on_fatal;
   sa.sa_flags = SA_RESETHAND;
   for (const int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL})
@@ -124,8 +137,8 @@ void set_in_reply(bool in_reply) {
 
 ReadResult read_some(int fd, std::string* out, int timeout_ms) {
   while (true) {
-    struct pollfd fds[2] = {{fd, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
-    const int n = poll(fds, g_wake[0] >= 0 ? 2 : 1, timeout_ms);
+    struct pollfd fds[3] = {{fd, POLLIN, 0}, {g_wake[0], POLLIN, 0}, {g_resize[0], POLLIN, 0}};
+    const int n = poll(fds, 3, timeout_ms);  // a negative fd (no pipe) is skipped
     if (n < 0) {
       if (errno == EINTR) continue;
       return ReadResult::error;
@@ -134,6 +147,10 @@ ReadResult read_some(int fd, std::string* out, int timeout_ms) {
     if (g_wake[0] >= 0 && (fds[1].revents & POLLIN)) {
       drain_wake();
       return ReadResult::interrupted;
+    }
+    if (g_resize[0] >= 0 && (fds[2].revents & POLLIN)) {
+      drain(g_resize[0]);
+      return ReadResult::resized;
     }
     char buf[65536];
     const ssize_t got = read(fd, buf, sizeof buf);
@@ -162,6 +179,12 @@ bool wait_interrupt(int timeout_ms) {
 }
 
 void clear_interrupts() { drain_wake(); }
+
+int columns(int fd) {
+  struct winsize ws;
+  if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return 0;
+  return ws.ws_col;
+}
 
 void write_all(int fd, const std::string& text) {
   std::size_t done = 0;

@@ -23,9 +23,10 @@ void install_signal_handlers();
 int interrupt_count();
 void set_in_reply(bool in_reply);
 
-enum class ReadResult { data, eof, interrupted, timeout, error };
-// Waits up to timeout_ms (-1: no limit) for input on fd or a SIGINT; appends what can be read
-// at once to *out.
+// resized: the terminal's size changed (SIGWINCH) while waiting; columns() tells the new width.
+enum class ReadResult { data, eof, interrupted, timeout, error, resized };
+// Waits up to timeout_ms (-1: no limit) for input on fd, a SIGINT or a SIGWINCH; appends what
+// can be read at once to *out.
 ReadResult read_some(int fd, std::string* out, int timeout_ms = -1);
 // Waits up to timeout_ms for a SIGINT; true when one came.
 bool wait_interrupt(int timeout_ms);
@@ -34,5 +35,8 @@ bool wait_interrupt(int timeout_ms);
 void clear_interrupts();
 // Writes all of `text` to fd (retrying short writes).
 void write_all(int fd, const std::string& text);
+// The width of the terminal on fd in columns (TIOCGWINSZ); 0 when it is not a terminal or does
+// not say.
+int columns(int fd);
 
 }  // namespace day0::cli::terminal

@@ -71,6 +71,9 @@ bool AppSettings::serverAllowNetwork() const {
   return settings_->value(QStringLiteral("server/allowNetwork"), false).toBool();
 }
 QString AppSettings::serverApiKey() const { return settings_->value(QStringLiteral("server/apiKey")).toString(); }
+QString AppSettings::serverCorsOrigins() const {
+  return settings_->value(QStringLiteral("server/corsOrigins")).toString();
+}
 
 QVariantList AppSettings::remoteEndpoints() const {
   QVariantList list;
@@ -196,6 +199,9 @@ void AppSettings::setServerEnabled(bool v) { write(QStringLiteral("server/enable
 void AppSettings::setServerPort(int v) { write(QStringLiteral("server/port"), std::clamp(v, 0, 65535)); }
 void AppSettings::setServerAllowNetwork(bool v) { write(QStringLiteral("server/allowNetwork"), v); }
 void AppSettings::setServerApiKey(const QString& v) { write(QStringLiteral("server/apiKey"), v.trimmed()); }
+void AppSettings::setServerCorsOrigins(const QString& v) {
+  write(QStringLiteral("server/corsOrigins"), v.simplified().left(4000));
+}
 
 void AppSettings::addRecentModel(const QString& dir) {
   QStringList recent = recentModels();

@@ -38,6 +38,8 @@ class AppSettings : public QObject {
   Q_PROPERTY(int serverPort READ serverPort WRITE setServerPort NOTIFY changed)
   Q_PROPERTY(bool serverAllowNetwork READ serverAllowNetwork WRITE setServerAllowNetwork NOTIFY changed)
   Q_PROPERTY(QString serverApiKey READ serverApiKey WRITE setServerApiKey NOTIFY changed)
+  // Browser pages on these origins may call the server (comma-separated; "*": any); empty: none.
+  Q_PROPERTY(QString serverCorsOrigins READ serverCorsOrigins WRITE setServerCorsOrigins NOTIFY changed)
 
  public:
   // `file`: the INI file; `activeDataFolder`: where this run keeps its history (the stored
@@ -66,6 +68,7 @@ class AppSettings : public QObject {
   int serverPort() const;  // 0: any free port
   bool serverAllowNetwork() const;
   QString serverApiKey() const;
+  QString serverCorsOrigins() const;
   // Remote endpoints used before: maps with url, apiKey, model (the model as it was resolved).
   QVariantList remoteEndpoints() const;
 
@@ -91,6 +94,7 @@ class AppSettings : public QObject {
   void setServerPort(int v);
   void setServerAllowNetwork(bool v);
   void setServerApiKey(const QString& v);
+  void setServerCorsOrigins(const QString& v);
   // Remembers an endpoint (replacing one with the same url and model).
   void rememberRemote(const QString& url, const QString& apiKey, const QString& model);
   void forgetRemote(const QString& url, const QString& model);

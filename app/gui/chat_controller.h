@@ -204,6 +204,8 @@ class ChatController : public QObject {
   void messageEdited(qint64 id);
   void messageDeleted(qint64 id);
   void contextOverflowChanged();
+  // The open conversation's system message was rewritten to follow its system prompt.
+  void systemMessageChanged(qint64 conversationId);
   void prefillChanged();
   // Messages of the open conversation left out of the reply's prompt to fit the context (the
   // history keeps them); noticeOccurred says so too.
@@ -230,6 +232,10 @@ class ChatController : public QObject {
   nlohmann::json effectiveGeneration() const;
   nlohmann::json defaultGeneration() const;
   void setGeneration(nlohmann::json generation);
+  // Makes the open conversation's stored system message match its system prompt.
+  void syncSystemMessage();
+  // Reads the conversation's messages into the view again (the branch through `focusMessageId`).
+  void reloadMessages(qint64 id, qint64 focusMessageId, std::function<void()> then);
   void saveConversationSettings(const QString& what);
   void onText(quint64 request, const QString& content, const QString& reasoning);
   void onFinished(const GenerationOutcome& outcome);

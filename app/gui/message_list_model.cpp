@@ -34,20 +34,27 @@ QVariantList documents_for_qml(const std::vector<storage::Attachment>& attachmen
   return list;
 }
 
-QVariantList sources_for_qml(const nlohmann::json& sources) {
+// The chips of the sources `sources` cite; an attached document's chip names it by its SHA-256
+// among `documents` (the attachments of the message that carried it) so it opens from the history.
+QVariantList sources_for_qml(const nlohmann::json& sources, const std::vector<storage::Attachment>& documents) {
   QVariantList list;
   if (!sources.is_array() || sources.empty()) return list;
   // One chip per document or file, with the ranges of all its passages.
   for (const auto& g : knowledge::group_citations(knowledge::citations_from_json(sources.dump()))) {
     QVariantList numbers;
     for (const int n : g.numbers) numbers << n;
+    QString sha256;
+    if (g.attachment)
+      for (const auto& a : documents)
+        if (a.file_name == g.path && is_document_mime(qs(a.mime_type))) sha256 = qs(a.sha256);
     list.append(QVariantMap{{QStringLiteral("number"), g.numbers.front()},
                             {QStringLiteral("numbers"), numbers},
                             {QStringLiteral("label"), qs(g.label)},
                             {QStringLiteral("path"), qs(g.path)},
                             {QStringLiteral("line"), g.first_line},
                             {QStringLiteral("page"), g.page},
-                            {QStringLiteral("attachment"), g.attachment}});
+                            {QStringLiteral("attachment"), g.attachment},
+                            {QStringLiteral("sha256"), sha256}});
   }
   return list;
 }
@@ -136,10 +143,21 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case DocumentsRole:
       return documents_for_qml(m.attachments);
     case SourcesRole:
-      return sources_for_qml(m.sources);
+      return sourcesOf(m);
     default:
       return {};
   }
+}
+
+QVariantList MessageListModel::sourcesOf(const storage::Message& m) const {
+  // Under the answer the sources informed; the question that brought them shows none.
+  if (m.role != storage::Role::assistant) return {};
+  const storage::Message* asked = m.parent_id ? find(*m.parent_id) : nullptr;
+  static const std::vector<storage::Attachment> kNone;
+  const auto& documents = asked ? asked->attachments : kNone;
+  // A reply stored before replies kept their sources shows those of the message it answers.
+  if (m.sources.empty() && asked && asked->role == storage::Role::user) return sources_for_qml(asked->sources, documents);
+  return sources_for_qml(m.sources, documents);
 }
 
 void MessageListModel::insertEntry(const storage::Message& message) {

@@ -37,7 +37,7 @@ class MessageListModel : public QAbstractListModel {
     StatsRole,
     CreatedAtRole,
     DocumentsRole,  // attached documents (AttachmentsRole holds the images)
-    SourcesRole,    // the knowledge sources the message was sent with, as cited: [n] label
+    SourcesRole,    // a reply's knowledge sources (those its question was sent with), as cited: [n] label
   };
 
   explicit MessageListModel(QObject* parent = nullptr);
@@ -84,6 +84,7 @@ class MessageListModel : public QAbstractListModel {
   void applyPath();
   void selectThrough(std::int64_t id);
   void changed(std::int64_t id, const QList<int>& roles);
+  QVariantList sourcesOf(const storage::Message& m) const;
 
   std::map<std::int64_t, Entry> entries_;
   std::map<std::int64_t, std::vector<std::int64_t>> children_;  // parent id (0: roots) -> children

@@ -34,11 +34,11 @@ ServerController::~ServerController() {
 }
 
 QString ServerController::wantedConfig() const {
-  return QStringLiteral("%1\n%2\n%3\n%4")
+  return QStringLiteral("%1\n%2\n%3\n%4\n%5")
       .arg(bridge_->modelDir(),
            settings_->serverAllowNetwork() ? QStringLiteral("0.0.0.0") : QStringLiteral("127.0.0.1"))
       .arg(settings_->serverPort())
-      .arg(settings_->serverApiKey());
+      .arg(settings_->serverApiKey(), settings_->serverCorsOrigins());
 }
 
 void ServerController::setStatus(const QString& text) {
@@ -63,8 +63,10 @@ void ServerController::apply() {
   }
   const bool wanted = settings_->serverEnabled();
   const QString config = wantedConfig();
+  std::string originsProblem;
+  const auto origins = server::parse_cors_origins(settings_->serverCorsOrigins().toStdString(), &originsProblem);
   const bool usable = wanted && !bridge_->loading() && bridge_->hasModel() && !bridge_->isRemote() &&
-                      !(settings_->serverAllowNetwork() && settings_->serverApiKey().isEmpty());
+                      !(settings_->serverAllowNetwork() && settings_->serverApiKey().isEmpty()) && origins;
   if (server_ && usable && config == servedConfig_) return;
   stopServer();
   if (!wanted) return setStatus(tr("Off"));
@@ -74,11 +76,13 @@ void ServerController::apply() {
     return setStatus(tr("Serves models that run in Day0: %1 is a remote model.").arg(bridge_->remoteEndpoint().model));
   if (settings_->serverAllowNetwork() && settings_->serverApiKey().isEmpty())
     return setStatus(tr("Set an API key before other machines may connect."));
+  if (!origins) return setStatus(tr("The server does not start: %1.").arg(qs(originsProblem)));
 
   server::ServerOptions options;
   options.host = settings_->serverAllowNetwork() ? "0.0.0.0" : "127.0.0.1";
   options.port = settings_->serverPort();
   options.api_key = settings_->serverApiKey().toStdString();
+  options.cors_origins = *origins;
   options.model_id = QFileInfo(bridge_->modelDir()).fileName().toStdString();
   if (options.model_id.empty()) options.model_id = "day0";
   starting_ = true;

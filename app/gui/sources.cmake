@@ -5,10 +5,14 @@ target_sources(day0_app PRIVATE
   bridge/engine_bridge.h
   gui/app_settings.cpp
   gui/app_settings.h
+  gui/chat_attachments.cpp
   gui/chat_controller.cpp
+  gui/chat_controller.h
+  gui/chat_internal.h
+  gui/chat_reply.cpp
+  gui/chat_settings.cpp
   gui/code_highlighter.cpp
   gui/code_highlighter.h
-  gui/chat_controller.h
   gui/conversation_list_model.cpp
   gui/conversation_list_model.h
   gui/data_folder.cpp
@@ -23,6 +27,8 @@ target_sources(day0_app PRIVATE
   gui/knowledge_controller.h
   gui/markdown_blocks.cpp
   gui/markdown_blocks.h
+  gui/math_parse.cpp
+  gui/math_parse.h
   gui/math_render.cpp
   gui/math_render.h
   gui/message_blocks.cpp

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -92,6 +93,29 @@ bool is_loopback_host(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
+std::optional<std::vector<std::string>> parse_cors_origins(std::string_view text, std::string* problem) {
+  std::vector<std::string> origins;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string_view origin = text.substr(start, comma - start);
+    start = comma + 1;
+    while (!origin.empty() && std::isspace(static_cast<unsigned char>(origin.back()))) origin.remove_suffix(1);
+    while (!origin.empty() && std::isspace(static_cast<unsigned char>(origin.front()))) origin.remove_prefix(1);
+    while (!origin.empty() && origin.back() == '/') origin.remove_suffix(1);  // origins have no path
+    if (origin.empty()) continue;
+    const bool scheme = origin.rfind("http://", 0) == 0 || origin.rfind("https://", 0) == 0;
+    if (origin != "*" && (!scheme || origin.find('/', origin.find("//") + 2) != std::string_view::npos)) {
+      if (problem)
+        *problem = "allowed origins are such as http://localhost:3000 (or *), not '" +
+                   std::string(origin.substr(0, 200)) + "'";
+      return std::nullopt;
+    }
+    origins.emplace_back(origin);
+  }
+  return origins;
+}
+
 struct OpenAiServer::Impl {
   Engine& engine;
   std::shared_ptr<Model> model;
@@ -122,7 +146,8 @@ struct OpenAiServer::Impl {
         if (!allowed) {
           reply_error(res, {403,
                             options.cors_origins.empty()
-                                ? "cross-origin requests are not enabled on this server (day0-cli serve --cors-origin)"
+                                ? "cross-origin requests are not enabled on this server (day0-cli serve --cors-origin, or the "
+                                  "allowed origins in the app's server settings)"
                                 : "the origin '" + origin.substr(0, 200) + "' is not allowed",
                             "invalid_request_error", "", "cors_not_allowed"});
           return httplib::Server::HandlerResponse::Handled;

@@ -10,7 +10,9 @@
 // is an error, not a finish reason).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "day0/chat.h"
@@ -39,6 +41,11 @@ struct ServerOptions {
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback_host(const std::string& host);
+
+// A comma-separated list of origins ("http://localhost:3000, https://example.org", or "*") as
+// ServerOptions::cors_origins: trimmed, without a trailing slash, empty entries skipped. nullopt
+// with *problem naming the first entry that is not an http(s) origin.
+std::optional<std::vector<std::string>> parse_cors_origins(std::string_view text, std::string* problem);
 
 class OpenAiServer {
  public:

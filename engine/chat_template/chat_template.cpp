@@ -8,6 +8,7 @@
 #include "chat_template/json_value.h"
 #include "chat_template/parser.h"
 #include "chat_template/unicode.h"
+#include "common/json_error.h"
 #include "io/json_util.h"
 
 namespace day0 {
@@ -48,7 +49,7 @@ Result<std::string> ChatTemplate::render_json(std::string_view context_json,
   try {
     context = nlohmann::ordered_json::parse(context_json.begin(), context_json.end());
   } catch (const nlohmann::ordered_json::exception& e) {
-    return error(ErrorCode::invalid_argument, std::string("the template context is not valid JSON (") + e.what() + ")");
+    return error(ErrorCode::invalid_argument, common::json_parse_problem("the template context", e));
   }
   if (!context.is_object()) return error(ErrorCode::invalid_argument, "the template context must be a JSON object");
   try {

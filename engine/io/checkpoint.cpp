@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_error.h"
 #include "io/json_util.h"
 
 namespace day0::io {
@@ -29,7 +30,7 @@ Result<CheckpointIndex> parse_checkpoint_index(std::string_view text, const std:
   try {
     root = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-    return corrupt(file, std::string("not valid UTF-8 JSON (") + e.what() + ")");
+    return error(ErrorCode::corrupt_data, common::json_parse_problem(file, e));
   }
   if (!root.is_object()) return corrupt(file, "not a JSON object");
   CheckpointIndex index;

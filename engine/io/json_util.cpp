@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/json_error.h"
+
 namespace day0::io {
 
 Result<std::string> read_text_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
@@ -26,7 +28,7 @@ Result<nlohmann::json> parse_json(std::string_view text, const std::string& orig
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-    return error(ErrorCode::corrupt_data, origin + " is not valid UTF-8 JSON (" + e.what() + ")");
+    return error(ErrorCode::corrupt_data, common::json_parse_problem(origin, e));
   }
 }
 

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_error.h"
+
 namespace day0::io {
 namespace {
 
@@ -38,7 +40,7 @@ Result<json> parse_json_strict(std::string_view text, const std::string& file) {
   try {
     parsed = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-    return corrupt(file, std::string("the header is not valid UTF-8 JSON (") + e.what() + ")");
+    return error(ErrorCode::corrupt_data, common::json_parse_problem(file + ": the header", e));
   }
   if (!duplicate.empty()) return corrupt(file, "the header names \"" + duplicate + "\" twice");
   return parsed;

@@ -96,6 +96,16 @@ Result<ChatFormatter> ChatFormatter::load(const std::filesystem::path& dir) {
   return formatter;
 }
 
+std::string ChatFormatter::image_placeholder(const ModelSummary& model) const {
+  std::string text;
+  for (const std::int32_t id : model.image_placeholder_ids) {
+    const auto token = id >= 0 ? tokenizer_.id_to_token(static_cast<std::uint32_t>(id)) : std::nullopt;
+    if (!token) return {};  // a vocabulary without the model's image tokens cannot write images
+    text += *token;
+  }
+  return text;
+}
+
 Result<std::string> ChatFormatter::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
   nlohmann::json context;
   context["messages"] = nlohmann::json::array();
@@ -110,7 +120,8 @@ Result<std::string> ChatFormatter::render(const std::vector<ChatMessage>& messag
   context["add_generation_prompt"] = add_generation_prompt;
   context["bos_token"] = bos_token_;
   context["eos_token"] = eos_token_;
-  return template_.render_json(context.dump());
+  // Text that is not UTF-8 (a paste of binary bytes) becomes U+FFFD rather than an exception.
+  return template_.render_json(context.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 Result<std::vector<std::int32_t>> ChatFormatter::encode(const std::vector<ChatMessage>& messages,
@@ -141,7 +152,11 @@ Result<FittedPrompt> ChatFormatter::encode_fitting(const std::vector<ChatMessage
                                                    std::int64_t reserve, ContextOverflow policy) const {
   FittedPrompt out;
   DAY0_ASSIGN_OR_RETURN(out.tokens, encode(messages, true));
-  out.full_tokens = static_cast<std::int64_t>(out.tokens.size());
+  // Images take more positions than their placeholders' tokens (ChatMessage::extra_tokens).
+  std::int64_t extra = 0;
+  for (const auto& m : messages) extra += std::max<std::int64_t>(0, m.extra_tokens);
+  out.full_tokens = static_cast<std::int64_t>(out.tokens.size()) + extra;
+  out.positions = out.full_tokens;
   for (std::size_t i = 0; i < messages.size(); ++i) out.kept.push_back(i);
   if (policy == ContextOverflow::stop || max_context <= 0) {
     out.fits = max_context <= 0 || out.full_tokens < max_context;
@@ -169,7 +184,7 @@ Result<FittedPrompt> ChatFormatter::encode_fitting(const std::vector<ChatMessage
   for (std::size_t t = 0; t < turns; ++t) {
     for (std::size_t i = starts[t]; i < turn_end(t); ++i) {
       DAY0_ASSIGN_OR_RETURN(const auto ids, tokenizer_.encode(messages[i].content, /*add_special_tokens=*/false));
-      cost[t] += static_cast<std::int64_t>(ids.size()) + 4;
+      cost[t] += static_cast<std::int64_t>(ids.size()) + 4 + std::max<std::int64_t>(0, messages[i].extra_tokens);
     }
     estimated += cost[t];
   }
@@ -178,11 +193,13 @@ Result<FittedPrompt> ChatFormatter::encode_fitting(const std::vector<ChatMessage
   // Keeps the system prompt, the first turn when `first`, and turns from `from` on.
   const auto attempt = [&](bool first, std::size_t from, FittedPrompt* fitted) -> Status {
     std::vector<ChatMessage> chosen;
+    std::int64_t kept_extra = 0;
     fitted->kept.clear();
     const auto take = [&](std::size_t b, std::size_t e) {
       for (std::size_t i = b; i < e; ++i) {
         chosen.push_back(messages[i]);
         fitted->kept.push_back(i);
+        kept_extra += std::max<std::int64_t>(0, messages[i].extra_tokens);
       }
     };
     take(0, head);
@@ -191,7 +208,8 @@ Result<FittedPrompt> ChatFormatter::encode_fitting(const std::vector<ChatMessage
     DAY0_ASSIGN_OR_RETURN(fitted->tokens, encode(chosen, true));
     fitted->dropped = messages.size() - fitted->kept.size();
     fitted->full_tokens = out.full_tokens;
-    fitted->fits = static_cast<std::int64_t>(fitted->tokens.size()) <= budget;
+    fitted->positions = static_cast<std::int64_t>(fitted->tokens.size()) + kept_extra;
+    fitted->fits = fitted->positions <= budget;
     return Status::ok();
   };
   // The smallest `from` (>= lowest) that fits, starting from the estimate and walking both ways.

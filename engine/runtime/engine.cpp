@@ -14,6 +14,7 @@
 #include "core/thread_pool.h"
 #include "day0/chat.h"
 #include "day0/log.h"
+#include "io/image_decode.h"
 #include "io/json_util.h"
 #include "io/model_config.h"
 #include "limits/request_limits.h"
@@ -62,6 +63,17 @@ ModelSummary describe(const Model& model) {
   return summary;
 }
 std::int64_t session_length(const Session& session) { return static_cast<std::int64_t>(session.tokens.size()); }
+
+Result<std::int64_t> image_token_count(const Model& model, std::int64_t width, std::int64_t height) {
+  const auto* images = model.loaded ? vision::image_input(*model.loaded) : nullptr;
+  if (images == nullptr) return error(ErrorCode::unsupported, model.summary.model_type + " reads text only");
+  return vision::image_token_count(height, width, images->processor());
+}
+
+Result<std::int64_t> image_file_token_count(const Model& model, const std::filesystem::path& file) {
+  DAY0_ASSIGN_OR_RETURN(const io::RgbImage image, io::load_image_file(file));
+  return image_token_count(model, image.width, image.height);
+}
 
 namespace {
 

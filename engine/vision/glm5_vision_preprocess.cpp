@@ -176,6 +176,13 @@ Result<Canvas> plan_canvas(std::int64_t height, std::int64_t width, const Proces
   return canvas;
 }
 
+Result<std::int64_t> image_token_count(std::int64_t height, std::int64_t width, const ProcessorConfig& config) {
+  if (height <= 0 || width <= 0)
+    return error(ErrorCode::invalid_argument, fmt::format("an image of {}x{} pixels has no size", width, height));
+  DAY0_ASSIGN_OR_RETURN(const Canvas canvas, plan_canvas(height, width, config));
+  return (canvas.height / config.factor()) * (canvas.width / config.factor());
+}
+
 void resize_bicubic_antialias(const float* in, std::int64_t channels, std::int64_t h, std::int64_t w, std::int64_t oh,
                               std::int64_t ow, float* out) {
   // Width pass into [channels, h, ow] (skipped when the width is unchanged), then height pass.

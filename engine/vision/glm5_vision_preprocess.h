@@ -50,6 +50,10 @@ Result<std::array<std::int64_t, 2>> smart_resize(std::int64_t num_frames, std::i
 // Canvas and content size for an image of height x width.
 Result<Canvas> plan_canvas(std::int64_t height, std::int64_t width, const ProcessorConfig& config);
 
+// The tokens the vision encoder gives an image of height x width: one per merge x merge block
+// of patches of its canvas.
+Result<std::int64_t> image_token_count(std::int64_t height, std::int64_t width, const ProcessorConfig& config);
+
 // Antialiased separable bicubic resize as PyTorch's interpolate(mode="bicubic", antialias=True,
 // align_corners=False) computes it in float32: width first, then height; a = -0.5; the kernel's
 // support scaled by in/out when shrinking. in: [channels, h, w] planar; out: [channels, oh, ow].

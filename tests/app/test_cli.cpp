@@ -1,4 +1,6 @@
 // day0-cli as a user runs it: exit codes, output, and errors on bad input.
+#include <QDir>
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -149,6 +151,102 @@ class TestCli : public QObject {
     QCOMPARE(r.exit_code, 1);
     QVERIFY(!r.crashed);
     QVERIFY2(r.err.contains("model.safetensors") && r.err.contains("truncated"), qPrintable(r.err));
+  }
+
+  // Broken or hostile JSON in a model folder or an import: the message names the file and says
+  // what is wrong in plain words (line and column for a syntax error), never the JSON library's
+  // own text ("[json.exception.parse_error.101] ...").
+  void jsonErrorsArePlain() {
+    QTemporaryDir tmp;
+    const QString demo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
+    const auto copyModel = [&](const QString& name) {
+      const QString dir = tmp.filePath(name);
+      QDir().mkpath(dir);
+      for (const QString& f : QDir(demo).entryList(QDir::Files)) QFile::copy(demo + "/" + f, dir + "/" + f);
+      return dir;
+    };
+    const auto write = [](const QString& path, const QByteArray& bytes) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(bytes);
+    };
+    const auto plain = [](const QString& err, const QString& file) {
+      return err.contains(file) && !err.contains("json.exception") && !err.contains("[json") &&
+             !err.contains("parse_error") && !err.contains("type_error");
+    };
+    struct Case {
+      QString file;     // in the model folder
+      QByteArray text;  // its new contents
+      QStringList command;
+      QString words;    // what the message says
+    };
+    const QList<Case> cases = {
+        {"config.json", "{\"model_type\": \"gpt_oss\",\n  \"num_hidden_layers\": 2,\n}", {"inspect"},
+         "is not valid JSON (line 3, column 1): unexpected '}'"},
+        {"config.json", "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": \"two\"", {"inspect"},
+         "is not valid JSON (line 1, column 53): it ends too early; expected '}'"},
+        {"config.json", "", {"inspect"}, "is not valid JSON (line 1, column 1): it is empty"},
+        {"config.json", "{\"model_type\": tru}", {"inspect"}, "is not valid JSON (line 1, column 19): invalid literal"},
+        {"config.json", "{\"model_type\": 1e999}", {"inspect"}, "the number 1e999 is too large"},
+        {"config.json", "s|\"num_hidden_layers\": 4|\"num_hidden_layers\": \"four\"", {"inspect"},
+         "num_hidden_layers must be"},
+        {"model.safetensors.index.json", "{\"weight_map\": {\"a\": ", {"inspect"}, "is not valid JSON (line 1"},
+        {"tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": [", {"tokenize", "--text", "hi"},
+         "is not valid JSON (line 1"},
+        {"tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": 5, \"merges\": []}}", {"tokenize", "--text", "hi"},
+         "vocab"},
+        {"tokenizer_config.json", "{\"chat_template\": \"{{ x }}\", \"bos_token\": }", {"chat", "--no-history"},
+         "is not valid JSON (line 1, column 43): unexpected '}'; expected a value"},
+        {"tokenizer_config.json", "{\"chat_template\": 5}", {"chat", "--no-history"}, "chat_template"},
+    };
+    int n = 0;
+    for (const auto& c : cases) {
+      const QString dir = copyModel(QString("m%1").arg(n++));
+      if (c.file == "tokenizer_config.json") QFile::remove(dir + "/chat_template.jinja");
+      if (c.text.startsWith("s|")) {  // a change to the file as it is
+        const QList<QByteArray> parts = c.text.split('|');
+        QFile f(dir + "/" + c.file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QByteArray text = f.readAll();
+        f.close();
+        QVERIFY(text.contains(parts[1]));
+        write(dir + "/" + c.file, text.replace(parts[1], parts[2]));
+      } else {
+        write(dir + "/" + c.file, c.text);
+      }
+      QStringList args{c.command.front(), "--model", dir};
+      args += c.command.mid(1);
+      const auto r = run_program(kCli, args, quiet_env());
+      QVERIFY2(!r.crashed && r.exit_code == 1, qPrintable(c.file + ": " + r.err));
+      QVERIFY2(plain(r.err, c.file), qPrintable(r.err));
+      QVERIFY2(r.err.contains(c.words), qPrintable(c.words + " not in: " + r.err));
+    }
+
+    // A shard whose header is not JSON.
+    const QString dir = copyModel("shard");
+    QFile shard(dir + "/model-00002-of-00002.safetensors");
+    QVERIFY(shard.open(QIODevice::ReadWrite));
+    const QByteArray header = "{\"x\": [1, 2,, 3]}      ";
+    QByteArray bytes(8, '\0');
+    bytes[0] = static_cast<char>(header.size());
+    shard.write(bytes + header);
+    shard.close();
+    auto r = run_program(kCli, {"inspect", "--model", dir}, quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(plain(r.err, "model-00002-of-00002.safetensors"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("the header is not valid JSON (line 1, column 13)"), qPrintable(r.err));
+
+    // A history import that is not JSON, or JSON of the wrong shape.
+    const QString db = tmp.filePath("history.db");
+    write(tmp.filePath("broken.json"), "{\"format\": \"day0-history\", \"conversations\": [{]}");
+    r = run_program(kCli, {"history", "import", tmp.filePath("broken.json"), "--db", db}, quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(plain(r.err, "broken.json"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("the file is not valid JSON (line 1, column 47)"), qPrintable(r.err));
+    write(tmp.filePath("shape.json"), "{\"format\": \"day0-history\", \"version\": \"one\"}");
+    r = run_program(kCli, {"history", "import", tmp.filePath("shape.json"), "--db", db}, quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(plain(r.err, "shape.json"), qPrintable(r.err));
   }
 };
 

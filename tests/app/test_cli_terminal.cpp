@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -18,6 +19,7 @@
 #include <QtTest>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -189,6 +191,62 @@ class TestCliTerminal : public QObject {
     QCOMPARE(user[2], QString("one\ntwo"));
   }
 
+  // A message longer than the terminal is wide is echoed in rows of the terminal's width; a
+  // resize (SIGWINCH) draws the line again; Up brings back the message sent before, also in the
+  // next run (the input history beside the history database, readable by its owner only).
+  void longLinesWrapAndUpRecallsEarlierMessages() {
+    QTemporaryDir tmp;
+    const QString demo = tmp.filePath("demo");
+    QCOMPARE(run_program(kCli, {"make-demo-model", demo}, quiet_env()).exit_code, 0);
+    const QString db = tmp.filePath("history.db");
+    std::string text;
+    for (int i = 0; text.size() < 70; ++i) text += "word" + std::to_string(10 + i) + " ";
+    text.pop_back();
+    {
+      PtyChild child;
+      QVERIFY(child.start({"chat", demo, "--max-new-tokens", "2", "--threads", "2", "--db", db}));
+      struct winsize narrow = {40, 30, 0, 0};
+      ioctl(child.master, TIOCSWINSZ, &narrow);
+      QVERIFY2(child.expect("", "> "), child.output.c_str());
+      // Typed: "> " and 28 characters fill the first row, the next rows hold 30.
+      QVERIFY2(child.expect(text, text.substr(0, 28) + "\r\n" + text.substr(28, 30) + "\r\n" + text.substr(58)),
+               child.since().c_str());
+      QVERIFY(child.expect("\r", " tokens, "));
+      QVERIFY(child.expect("", "> "));
+      // A resize while a line is open: drawn again.
+      QVERIFY(child.expect("abc", "abc"));
+      struct winsize wide = {40, 50, 0, 0};
+      ioctl(child.master, TIOCSWINSZ, &wide);
+      QVERIFY2(child.expect("", "\r\x1b[J> abc"), child.since().c_str());
+      // Up: the message sent before, in rows of the new width; sent again with Enter.
+      QVERIFY2(child.expect("\x1b[A", "> " + text.substr(0, 48) + "\r\n" + text.substr(48)), child.since().c_str());
+      QVERIFY(child.expect("\r", " tokens, "));
+      QVERIFY(child.expect("", "> "));
+      QVERIFY(child.expect("\x03", "Ctrl+C again"));
+      QVERIFY(child.pump("\x03", "", 0, 200));
+      const int status = child.wait_exit();
+      QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, child.output.c_str());
+    }
+    const std::filesystem::path file = tmp.filePath("chat_input_history").toStdString();
+    QVERIFY(std::filesystem::exists(file));
+    QCOMPARE(std::filesystem::status(file).permissions() & std::filesystem::perms::all,
+             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    {
+      // The next run: Up brings back the last message of the one before.
+      PtyChild child;
+      QVERIFY(child.start({"chat", demo, "--max-new-tokens", "2", "--threads", "2", "--db", db}));
+      QVERIFY2(child.expect("", "> "), child.output.c_str());
+      QVERIFY(child.expect("\x1b[A\r", " tokens, "));
+      QVERIFY(child.expect("", "> "));
+      QVERIFY(child.expect("\x04", ""));
+      const int status = child.wait_exit();
+      QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, child.output.c_str());
+    }
+    const QStringList user = user_messages(db);
+    QCOMPARE(user.size(), 3);
+    for (const QString& m : user) QCOMPARE(m, QString::fromStdString(text));
+  }
+
   // Ctrl+C during a reply (a long prefill here) stops it and returns to the prompt; Ctrl+C
   // again at the prompt leaves.
   void ctrlCStopsAReplyThenQuits() {
@@ -205,7 +263,11 @@ class TestCliTerminal : public QObject {
       x = x * 1103515245u + 12345u;
       prompt += "abcdefghijklmnopqrstuvwxyz "[(x >> 16) % 27];
     }
-    QVERIFY(child.expect("\x1b[200~" + prompt + "\x1b[201~\r", prompt.substr(prompt.size() - 20) + "\r\n"));
+    // Echoed in rows of the terminal's 120 columns: the last full row, then the rest.
+    const std::string shown = "> " + prompt;
+    const std::size_t last_row = shown.size() - shown.size() % 120;
+    QVERIFY(child.expect("\x1b[200~" + prompt + "\x1b[201~\r",
+                         shown.substr(last_row - 120, 120) + "\r\n" + shown.substr(last_row) + "\r\n"));
     // While the prompt is read, a status line on stderr (a terminal here) says how far.
     QVERIFY2(child.expect("", "Reading the prompt: ", 15000), child.since().c_str());
     QVERIFY2(child.expect("", " tokens (", 15000), child.since().c_str());

@@ -1,13 +1,19 @@
 // day0-cli chat's input: the line editor fed terminal byte sequences (bracketed pastes, escape
 // sequences split across reads, CRLF, UTF-8), the piped-input line splitter and the filter that
 // makes generated text safe to print.
+#include <QTemporaryDir>
 #include <QtTest>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "cli/input_history.h"
 #include "cli/line_editor.h"
 
 using day0::cli::EditorEvent;
+using day0::cli::InputHistory;
 using day0::cli::LineEditor;
 using day0::cli::LineSplitter;
 using day0::cli::TerminalSanitizer;
@@ -29,6 +35,130 @@ std::vector<std::vector<std::string>> all_splits(const std::string& bytes) {
   std::vector<std::vector<std::string>> splits;
   for (std::size_t i = 0; i <= bytes.size(); ++i) splits.push_back({bytes.substr(0, i), bytes.substr(i)});
   return splits;
+}
+
+// A terminal screen as xterm keeps it, enough for the editor's output: printable characters
+// (a wide one takes two cells) with automatic wrap (a full row wraps at the next character),
+// CR, LF, BS, cursor moves (A B C D), erase in line (K) and below (J). Rows are never cut or
+// scrolled off; a narrower terminal cuts them (resize()).
+struct Screen {
+  int columns;
+  std::vector<std::u32string> rows{U""};
+  int row = 0, col = 0;
+  bool wrap_next = false;
+
+  static int width(char32_t c) {
+    if (c >= 0x0300 && c <= 0x036F) return 0;
+    if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
+        (c >= 0xFF00 && c <= 0xFF60) || (c >= 0x1F300 && c <= 0x1F64F))
+      return 2;
+    return 1;
+  }
+  std::u32string& at(int r) {
+    while (static_cast<int>(rows.size()) <= r) rows.emplace_back();
+    return rows[static_cast<std::size_t>(r)];
+  }
+  void put(char32_t c) {
+    const int w = width(c);
+    if (w == 0) return;  // combining marks: not drawn here
+    if (wrap_next || col + w > columns) {
+      ++row;
+      col = 0;
+      wrap_next = false;
+    }
+    auto& line = at(row);
+    if (static_cast<int>(line.size()) < col + w) line.resize(static_cast<std::size_t>(col + w), U' ');
+    line[static_cast<std::size_t>(col)] = c;
+    if (w == 2) line[static_cast<std::size_t>(col + 1)] = U'\0';
+    col += w;
+    if (col >= columns) {
+      col = columns - 1;
+      wrap_next = true;
+    }
+  }
+  void feed(const std::string& bytes) {
+    for (std::size_t i = 0; i < bytes.size();) {
+      const auto b = static_cast<unsigned char>(bytes[i]);
+      if (b == 0x1b && i + 1 < bytes.size() && bytes[i + 1] == '[') {
+        std::size_t j = i + 2;
+        while (j < bytes.size() && !(bytes[j] >= 0x40 && bytes[j] <= 0x7e)) ++j;
+        const std::string args = bytes.substr(i + 2, j - i - 2);
+        const int n = args.empty() || args[0] == '?' ? 1 : std::max(1, std::atoi(args.c_str()));
+        const char f = bytes[j];
+        if (f == 'A') row = std::max(0, row - n);
+        if (f == 'B') row += n;
+        if (f == 'C') col = std::min(columns - 1, col + n);
+        if (f == 'D') col = std::max(0, col - n);
+        if (f == 'K') at(row).resize(std::min(at(row).size(), static_cast<std::size_t>(col)));
+        if (f == 'J') {
+          at(row).resize(std::min(at(row).size(), static_cast<std::size_t>(col)));
+          rows.resize(static_cast<std::size_t>(row + 1));
+        }
+        if (f == 'A' || f == 'B' || f == 'C' || f == 'D' || f == 'K' || f == 'J') wrap_next = false;
+        i = j + 1;
+        continue;
+      }
+      if (b == '\r') {
+        col = 0;
+        wrap_next = false;
+      } else if (b == '\n') {
+        ++row;
+        at(row);
+      } else if (b == '\b') {
+        col = std::max(0, col - (wrap_next ? 0 : 1));
+        wrap_next = false;
+      } else if (b >= 0x20) {
+        std::size_t n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        char32_t c = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
+        for (std::size_t k = 1; k < n && i + k < bytes.size(); ++k) c = (c << 6) | (bytes[i + k] & 0x3F);
+        put(c);
+        i += n;
+        continue;
+      }
+      ++i;
+    }
+  }
+  // A narrower terminal that cuts its rows (as xterm does).
+  void resize(int w) {
+    columns = w;
+    for (auto& r : rows)
+      if (static_cast<int>(r.size()) > w) r.resize(static_cast<std::size_t>(w));
+    col = std::min(col, w - 1);
+    wrap_next = false;
+  }
+  // Row r as text, trailing spaces cut.
+  std::string text(int r) const {
+    if (r >= static_cast<int>(rows.size())) return {};
+    std::string out;
+    for (const char32_t c : rows[static_cast<std::size_t>(r)]) {
+      if (c == U'\0') continue;
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+      } else {
+        char buf[8];
+        QByteArray utf8 = QString::fromUcs4(&c, 1).toUtf8();
+        std::snprintf(buf, sizeof buf, "%s", utf8.constData());
+        out += buf;
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  }
+  int used_rows() const {
+    int n = static_cast<int>(rows.size());
+    while (n > 0 && text(n - 1).empty()) --n;
+    return n;
+  }
+};
+
+// What a `columns`-wide screen shows for ASCII `shown`: rows of `columns` characters.
+std::vector<std::string> wrapped(const std::string& shown, int columns) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < shown.size(); i += static_cast<std::size_t>(columns)) {
+    out.push_back(shown.substr(i, static_cast<std::size_t>(columns)));
+    while (!out.back().empty() && out.back().back() == ' ') out.back().pop_back();  // as Screen::text
+  }
+  return out;
 }
 
 }  // namespace
@@ -180,20 +310,24 @@ class TestLineEditor : public QObject {
     events = run(e, {"\x1b[D"});
     QCOMPARE(e.take_output(), std::string("\x1b[2D"));
     events = run(e, {"X"});
-    QCOMPARE(e.take_output(), std::string("X\xe6\xbc\xa2"
-                                          "e\xcc\x81\x1b[K\x1b[3D"));
+    // In the middle: the line is drawn again and the cursor put back after the X.
+    QCOMPARE(e.take_output(), std::string("\r\x1b[JaX\xe6\xbc\xa2"
+                                          "e\xcc\x81\x1b[3D"));
     events = run(e, {"\x1b[3~\r"});  // Delete takes the CJK character
     QCOMPARE(events.size(), std::size_t(1));
     QCOMPARE(events[0].text, std::string("aXe\xcc\x81"));
   }
 
-  void cursorStaysOnTheLastLineOfAPaste() {
+  void homeAndEndStayOnTheCursorsLineOfAPaste() {
     LineEditor e;
     e.start("> ");
-    // Home goes to the start of the paste's last line, not into the line above.
-    const auto events = run(e, {"\x1b[200~one\ntwo\x1b[201~\x1b[H\x1b[D\x1b[D>\r"});
+    // Home goes to the start of the paste's last line; Left from there goes up into the line
+    // above, to its end; End goes to the end of that line, not of the message.
+    auto events = run(e, {"\x1b[200~one\ntwo\x1b[201~\x1b[H>"});
+    QCOMPARE(e.line(), std::string("one\n>two"));
+    events = run(e, {"\x1b[D\x1b[D<\x1b[H[\x1b[F]\r"});
     QCOMPARE(events.size(), std::size_t(1));
-    QCOMPARE(events[0].text, std::string("one\n>two"));
+    QCOMPARE(events[0].text, std::string("[one<]\n>two"));
   }
 
   void backspaceAtTheStartOfALineJoinsItToTheOneAbove() {
@@ -281,7 +415,184 @@ class TestLineEditor : public QObject {
     QVERIFY(events.empty());
     QCOMPARE(e.line(), std::string("one\ntwo"));
     const auto out = e.take_output();
-    QVERIFY(out.ends_with("two\r\n\r\x1b[K\x1b[A\rtwo\x1b[K"));
+    QVERIFY(out.ends_with("two\r\n\x1b[2A\r\x1b[J> one\r\ntwo"));
+  }
+
+  // A message longer than the terminal is wide: rows break at the width, and after every edit
+  // (typing, moving, inserting and deleting in the middle, Backspace across a row's start) the
+  // screen shows the prompt and the line wrapped, with the cursor where the line's cursor is.
+  void longInputWrapsAtTheTerminalWidth() {
+    const int width = 10;
+    LineEditor e;
+    e.set_width(width);
+    Screen screen{width};
+    screen.feed("earlier\r\n");
+    e.start("> ");
+    std::string line;
+    std::size_t cursor = 0;
+    const auto check = [&](const char* what) {
+      screen.feed(e.take_output());
+      QCOMPARE(e.line(), line);
+      const auto expected = wrapped("> " + line, width);
+      for (std::size_t r = 0; r < expected.size(); ++r)
+        QVERIFY2(screen.text(static_cast<int>(r) + 1) == expected[r],
+                 qPrintable(QString("%1: row %2 is '%3', not '%4'")
+                                .arg(what)
+                                .arg(r)
+                                .arg(QString::fromStdString(screen.text(static_cast<int>(r) + 1)),
+                                     QString::fromStdString(expected[r]))));
+      QVERIFY2(screen.used_rows() <= static_cast<int>(expected.size()) + 1, what);
+      QCOMPARE(screen.text(0), std::string("earlier"));
+      const int at = 2 + static_cast<int>(cursor);
+      QVERIFY2(screen.row == 1 + at / width && screen.col == at % width,
+               qPrintable(QString("%1: cursor at %2,%3, not %4,%5")
+                              .arg(what)
+                              .arg(screen.row - 1)
+                              .arg(screen.col)
+                              .arg(at / width)
+                              .arg(at % width)));
+    };
+    const auto type = [&](const std::string& bytes, const std::string& text) {
+      run(e, {bytes});
+      line.insert(cursor, text);
+      cursor += text.size();
+    };
+    type("abcdefghijklmnopqrstuvw", "abcdefghijklmnopqrstuvw");
+    check("typed");
+    run(e, {"\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D"});
+    cursor -= 6;
+    check("left across a row's start");
+    type("XY", "XY");
+    check("inserted in the middle");
+    run(e, {"\x7f\x7f\x7f"});
+    line.erase(cursor - 3, 3);
+    cursor -= 3;
+    check("backspace in the middle");
+    run(e, {"\x1b[H"});
+    cursor = 0;
+    check("home");
+    run(e, {"\x1b[C\x1b[C\x1b[C\x1b[C\x1b[C\x1b[C\x1b[C\x1b[C\x1b[C"});
+    cursor = 9;
+    check("right across a row's end");
+    run(e, {"\x1b[3~"});
+    line.erase(cursor, 1);
+    check("delete");
+    run(e, {"\x1b[F"});
+    cursor = line.size();
+    check("end");
+    while (line.size() > 5) {
+      run(e, {"\x7f"});
+      line.pop_back();
+      cursor = line.size();
+      check("backspace at the end");
+    }
+    type("012", "012");  // with the prompt, exactly one row
+    check("typed to a row's end");
+    const auto events = run(e, {"\r"});
+    QCOMPARE(events.size(), std::size_t(1));
+    QCOMPARE(events[0].text, line);
+    screen.feed(e.take_output());
+    QCOMPARE(screen.col, 0);  // below the message
+  }
+
+  void wideCharactersMoveToTheNextRowWhole() {
+    LineEditor e;
+    e.set_width(6);
+    Screen screen{6};
+    e.start("> ");
+    run(e, {"ab\xe6\xbc\xa2\xe5\xad\x97"});  // two CJK characters, two columns each
+    screen.feed(e.take_output());
+    QCOMPARE(screen.text(0), std::string("> ab\xe6\xbc\xa2"));
+    QCOMPARE(screen.text(1), std::string("\xe5\xad\x97"));
+    QCOMPARE(screen.row, 1);
+    QCOMPARE(screen.col, 2);
+    run(e, {"\x1b[D\x1b[D"});
+    screen.feed(e.take_output());
+    QCOMPARE(screen.row, 0);
+    QCOMPARE(screen.col, 4);
+  }
+
+  // The terminal grows narrower or wider: the message is drawn again for the new width.
+  void aResizeRedrawsTheMessage() {
+    LineEditor e;
+    e.set_width(20);
+    Screen screen{20};
+    e.start("> ");
+    const std::string text = "the quick brown fox jumps over the lazy dog";
+    run(e, {text});
+    screen.feed(e.take_output());
+    QCOMPARE(screen.text(0), std::string("> the quick brown fo"));
+    for (const int w : {12, 30, 7}) {
+      screen.resize(w);
+      e.set_width(w);
+      screen.feed(e.take_output());
+      const auto expected = wrapped("> " + text, w);
+      for (std::size_t r = 0; r < expected.size(); ++r)
+        QVERIFY2(screen.text(static_cast<int>(r)) == expected[r],
+                 qPrintable(QString("width %1, row %2: '%3'").arg(w).arg(r).arg(QString::fromStdString(screen.text(static_cast<int>(r))))));
+      QCOMPARE(screen.used_rows(), static_cast<int>(expected.size()));
+      const int at = 2 + static_cast<int>(text.size());
+      QCOMPARE(screen.row, at / w);
+      QCOMPARE(screen.col, at % w);
+    }
+    QCOMPARE(e.width(), 7);
+  }
+
+  // Up and Down step through the messages sent before; the one being written comes back last.
+  void upAndDownBringBackEarlierMessages() {
+    LineEditor e;
+    e.set_history({"from an earlier run"});
+    e.start("> ");
+    auto events = run(e, {"first\r"});
+    e.start("> ");
+    events = run(e, {"\x1b[200~two\nlines\x1b[201~\r"});
+    e.start("> ");
+    events = run(e, {"two\nlines\r"});  // typed: Enter sends "two" alone
+    QCOMPARE(events.size(), std::size_t(2));
+    e.start("> ");
+    run(e, {"draft"});
+    run(e, {"\x1b[A"});
+    QCOMPARE(e.line(), std::string("lines"));
+    run(e, {"\x1b[A\x1b[A"});
+    QCOMPARE(e.line(), std::string("two\nlines"));
+    run(e, {"\x1bOA\x1b[A\x1b[A\x1b[A"});  // past the oldest: stays there
+    QCOMPARE(e.line(), std::string("from an earlier run"));
+    run(e, {"\x1b[B"});
+    QCOMPARE(e.line(), std::string("first"));
+    run(e, {"\x1b[B\x1b[B\x1b[B\x1b[B"});
+    QCOMPARE(e.line(), std::string("draft"));
+    // A recalled message edited and sent is a new entry; the old one stays as it was.
+    run(e, {"\x1b[A\x1b[A\x1b[A!"});
+    events = run(e, {"\r"});
+    QCOMPARE(events.size(), std::size_t(1));
+    QCOMPARE(events[0].text, std::string("two\nlines!"));
+    QCOMPARE(e.history(), (std::vector<std::string>{"from an earlier run", "first", "two\nlines", "two", "lines",
+                                                     "two\nlines!"}));
+    // Sent twice in a row: kept once. Empty lines are not kept.
+    e.start("> ");
+    run(e, {"\x1b[A\r"});
+    e.start("> ");
+    run(e, {"\r"});
+    QCOMPARE(e.history().size(), std::size_t(6));
+    std::vector<std::string> many(LineEditor::kMaxHistory + 10, "x");
+    e.set_history(many);
+    QCOMPARE(e.history().size(), LineEditor::kMaxHistory);
+  }
+
+  void historyFileKeepsEntriesPrivately() {
+    QTemporaryDir tmp;
+    const std::filesystem::path file = tmp.filePath("data/chat_input_history").toStdString();
+    InputHistory h(file, 3);
+    QVERIFY(h.load().empty());
+    for (const std::string entry : {"one", "two\nlines", "back\\slash\\n", "", "four", "five"}) QVERIFY(h.append(entry));
+    QCOMPARE(h.load(), (std::vector<std::string>{"back\\slash\\n", "four", "five"}));
+    QCOMPARE(std::filesystem::status(file).permissions() & std::filesystem::perms::all,
+             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    QVERIFY(h.append(std::string(InputHistory::kMaxEntryBytes + 1, 'p')));  // a paste: not kept
+    QCOMPARE(h.load().back(), std::string("five"));
+    for (int i = 0; i < 20; ++i) QVERIFY(h.append("entry " + std::to_string(i)));
+    QCOMPARE(h.load(), (std::vector<std::string>{"entry 17", "entry 18", "entry 19"}));
+    QCOMPARE(InputHistory::decode(InputHistory::encode("a\\n\nb\r")), std::string("a\\n\nb\r"));
   }
 
   void splitterKeepsLongLinesWhole() {

@@ -65,7 +65,7 @@ class TestModelConfig : public QObject {
   }
 
   void invalidDocuments() {
-    QVERIFY(has(ModelConfig::parse("{").status(), "not valid UTF-8 JSON"));
+    QVERIFY(has(ModelConfig::parse("{").status(), "is not valid JSON"));
     QVERIFY(has(ModelConfig::parse("[1]").status(), "not a JSON object"));
     QVERIFY(has(ModelConfig::parse("{\"hidden_size\":1}").status(), "no model_type"));
     QVERIFY(has(ModelConfig::parse(R"({"model_type":"x","text_config":[1]})").status(), "text_config must be an object"));

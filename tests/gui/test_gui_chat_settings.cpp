@@ -178,6 +178,89 @@ class TestGuiChatSettings : public QObject {
     QVERIFY(messages.back().stats.completion_tokens.value_or(99) <= 2);
   }
 
+  // The conversation's system message follows its system prompt at once: in the history (what
+  // an export or day0-cli shows) and in the messages the next reply is built from; emptied, it
+  // goes; given again, it leads the conversation again.
+  void systemMessageFollowsTheChatsPrompt() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    app->settings()->setSystemPrompt("You are a pirate zebra.");
+    QVERIFY(loadModel(*app));
+    QVERIFY(chat->setChatSetting("maxNewTokens", 2));
+    QSignalSpy finished(chat, &ChatController::replyFinished);
+    QVERIFY(chat->send("Hello"));
+    QVERIFY(finished.wait(kWaitMs));
+    const qint64 id = chat->currentConversationId();
+    MessageListModel* m = chat->messages();
+    const auto stored = [&] { return chat->store().messages(id).get().value(); };
+    const auto storedSystem = [&]() -> QString {
+      const auto list = stored();
+      return !list.empty() && list.front().role == day0::storage::Role::system
+                 ? QString::fromStdString(list.front().content)
+                 : QString("(none)");
+    };
+    const auto shownSystem = [&]() -> QString {
+      const auto chain = m->chainTo(*m->lastId());
+      return !chain.empty() && chain.front().role == day0::storage::Role::system
+                 ? QString::fromStdString(chain.front().content)
+                 : QString("(none)");
+    };
+    QCOMPARE(storedSystem(), QString("You are a pirate zebra."));
+    QCOMPARE(m->rowCount(), 2);
+
+    QSignalSpy changed(chat, &ChatController::systemMessageChanged);
+    QVERIFY(chat->setChatSetting("systemPrompt", QString("Speak as a violet owl.")));
+    QVERIFY(changed.wait(kWaitMs));
+    QCOMPARE(changed.at(0).at(0).toLongLong(), id);
+    QCOMPARE(storedSystem(), QString("Speak as a violet owl."));
+    QCOMPARE(shownSystem(), QString("Speak as a violet owl."));
+    QCOMPARE(m->rowCount(), 2);
+    QVERIFY(QString::fromStdString(chat->store().export_markdown({id}).get().value()).contains("violet owl"));
+
+    // Emptied: no system message; the question leads.
+    changed.clear();
+    QVERIFY(chat->setChatSetting("systemPrompt", QString("")));
+    QVERIFY(changed.wait(kWaitMs));
+    QCOMPARE(storedSystem(), QString("(none)"));
+    QCOMPARE(shownSystem(), QString("(none)"));
+    QVERIFY(!stored().front().parent_id.has_value());
+    QCOMPARE(m->rowCount(), 2);
+
+    // Given again: a new first message leads every branch; export, import and copies still work.
+    changed.clear();
+    QVERIFY(chat->setChatSetting("systemPrompt", QString("Be a quiet heron.")));
+    QVERIFY(changed.wait(kWaitMs));
+    const auto list = stored();
+    QCOMPARE(QString::fromStdString(list.front().content), QString("Be a quiet heron."));
+    QCOMPARE(list[1].parent_id.value_or(0), list.front().id);
+    QCOMPARE(shownSystem(), QString("Be a quiet heron."));
+    QCOMPARE(m->rowCount(), 2);
+    const auto json = chat->store().export_json({id}).get();
+    QVERIFY2(json.is_ok(), json.is_ok() ? "" : json.error().message.c_str());
+    day0::storage::HistoryStore other((tmp.path() + "/other.db").toStdString());
+    const auto imported = other.import_json(json.value()).get();
+    QVERIFY2(imported.is_ok(), imported.is_ok() ? "" : imported.error().message.c_str());
+    const auto copy = chat->store().duplicate_conversation(id, "copy").get();
+    QVERIFY2(copy.is_ok(), copy.is_ok() ? "" : copy.error().message.c_str());
+
+    // The next reply is built from it.
+    app->bridge()->setPromptTap(true);
+    QSignalSpy prompts(app->bridge(), &EngineBridge::promptSubmitted);
+    finished.clear();
+    QVERIFY(chat->send("And now?"));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(prompts.count(), 1);
+    QVERIFY(prompts.at(0).at(1).toString().contains("Be a quiet heron."));
+    QCOMPARE(storedSystem(), QString("Be a quiet heron."));
+
+    // Reset to the defaults: the Settings' prompt again.
+    changed.clear();
+    chat->resetChatSettings();
+    QVERIFY(changed.wait(kWaitMs));
+    QCOMPARE(storedSystem(), QString("You are a pirate zebra."));
+  }
+
   void presets() {
     QTemporaryDir tmp;
     qint64 b = 0;

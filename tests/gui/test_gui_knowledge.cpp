@@ -16,6 +16,7 @@
 #include "gui/knowledge_controller.h"
 #include "gui/message_list_model.h"
 #include "gui/model_manager.h"
+#include "knowledge/context.h"
 #include "knowledge/document.h"
 
 using namespace day0::app;
@@ -152,10 +153,17 @@ class TestGuiKnowledge : public QObject {
     QCOMPARE(mimes, (QStringList{"text/plain", "text/x-cpp", "text/markdown", "application/pdf"}));
     QVERIFY(prompt.contains(QString::fromStdString(user.context + user.content)));
     QCOMPARE(user.sources.size(), std::size_t{4});
+    // The reply keeps the sources it was written from, and shows them: one chip per document,
+    // an attached one opening from the history; the question shows none.
+    QCOMPARE(messages[1].sources, user.sources);
     MessageListModel* m = chat->messages();
     QCOMPARE(row(m, 0, MessageListModel::DocumentsRole).toList().size(), 4);
     QCOMPARE(row(m, 0, MessageListModel::AttachmentsRole).toList().size(), 0);  // no images
-    QCOMPARE(row(m, 0, MessageListModel::SourcesRole).toList().size(), 4);
+    QCOMPARE(row(m, 0, MessageListModel::SourcesRole).toList().size(), 0);
+    const QVariantList chips = row(m, 1, MessageListModel::SourcesRole).toList();
+    QCOMPARE(chips.size(), 4);
+    QCOMPARE(chips[0].toMap().value("label").toString(), QString("notes.txt"));
+    QCOMPARE(chips[0].toMap().value("sha256").toString(), QString::fromStdString(user.attachments[0].sha256));
 
     // Edit and resend keeps the documents and assembles the edited question's context.
     const qint64 userId = row(m, 0, MessageListModel::MessageIdRole).toLongLong();
@@ -315,9 +323,11 @@ class TestGuiKnowledge : public QObject {
       QVERIFY(messages[0].sources.size() >= 1);
       QCOMPARE(QString::fromStdString(messages[0].sources[0].value("path", "")),
                QDir(kData + "/e2e/src/flux_capacitor.cpp").canonicalPath());
-      const QVariantList sources = row(chat->messages(), 0, MessageListModel::SourcesRole).toList();
+      QVERIFY(row(chat->messages(), 0, MessageListModel::SourcesRole).toList().isEmpty());
+      const QVariantList sources = row(chat->messages(), 1, MessageListModel::SourcesRole).toList();
       QVERIFY(sources[0].toMap().value("label").toString().startsWith("src/flux_capacitor.cpp:"));
       QCOMPARE(sources[0].toMap().value("line").toInt(), messages[0].sources[0].value("first_line", 0));
+      QCOMPARE(messages[1].sources, messages[0].sources);
 
       // A follow-up sends the first question with the same context again.
       const QString second = sendAndCapture(*app, "And what about plutonium?");
@@ -336,7 +346,7 @@ class TestGuiKnowledge : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(chat->knowledgeFolders(), QVariantList{folderId}, kWaitMs);
     MessageListModel* m = chat->messages();
     QCOMPARE(m->rowCount(), 4);
-    QVERIFY(row(m, 0, MessageListModel::SourcesRole)
+    QVERIFY(row(m, 1, MessageListModel::SourcesRole)
                 .toList()[0]
                 .toMap()
                 .value("label")
@@ -405,6 +415,44 @@ class TestGuiKnowledge : public QObject {
     QVERIFY(removed.wait(kWaitMs));
     QVERIFY(chat->knowledgeFolders().isEmpty());
     QTRY_COMPARE_WITH_TIMEOUT(knowledge->folders().size(), 0, kWaitMs);
+  }
+
+  // A reply stored before replies kept their sources shows those of the question it answers.
+  void olderRepliesShowTheirQuestionsSources() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ChatController* chat = app->chat();
+    day0::storage::NewConversation c;
+    c.title = "older";
+    const qint64 conversation = chat->store().create_conversation(c).get().value().id;
+    day0::knowledge::Citation cited;
+    cited.number = 1;
+    cited.path = "/notes/plan.md";
+    cited.label = "plan.md:3-9";
+    cited.first_line = 3;
+    cited.last_line = 9;
+    day0::storage::NewMessage question;
+    question.conversation_id = conversation;
+    question.content = "What is the plan?";
+    question.context = "[1] plan.md:3-9\nThe plan.";
+    question.sources = nlohmann::json::parse(day0::knowledge::citations_to_json({cited}));
+    const qint64 asked = chat->store().add_message(question).get().value().id;
+    day0::storage::NewMessage answer;
+    answer.conversation_id = conversation;
+    answer.parent_id = asked;
+    answer.role = day0::storage::Role::assistant;
+    answer.content = "The plan [1].";
+    QVERIFY(chat->store().add_message(answer).get().is_ok());
+    QSignalSpy loaded(chat, &ChatController::conversationLoaded);
+    chat->openConversation(conversation);
+    QVERIFY(loaded.wait(kWaitMs));
+    MessageListModel* m = chat->messages();
+    QCOMPARE(m->rowCount(), 2);
+    QVERIFY(row(m, 0, MessageListModel::SourcesRole).toList().isEmpty());
+    const QVariantList chips = row(m, 1, MessageListModel::SourcesRole).toList();
+    QCOMPARE(chips.size(), 1);
+    QCOMPARE(chips[0].toMap().value("line").toInt(), 3);
+    QCOMPARE(chips[0].toMap().value("path").toString(), QString("/notes/plan.md"));
   }
 };
 

@@ -260,6 +260,51 @@ class TestGuiRemote : public QObject {
     QCOMPARE(server->statusText(), QString("Off"));
   }
 
+  // Browser front ends: off by default (a preflight is refused, no CORS headers); the allowed
+  // origins of the settings get them, the server restarting with the change; a list that is not
+  // origins keeps the server stopped with the reason.
+  void serverCorsFollowsTheSettings() {
+    QTemporaryDir tmp;
+    auto app = makeApp(tmp.path());
+    ServerController* server = app->server();
+    QCOMPARE(app->settings()->serverCorsOrigins(), QString());
+    QVERIFY(loadModel(*app));
+    QVERIFY(!serve(*app).isEmpty());
+    const auto preflight = [&](const std::string& origin) {
+      httplib::Client c("127.0.0.1", server->port());
+      return c.Options("/v1/chat/completions",
+                       {{"Origin", origin}, {"Access-Control-Request-Method", "POST"}});
+    };
+    auto refused = preflight("http://localhost:3000");
+    QVERIFY(refused);
+    QCOMPARE(refused->status, 403);
+    QVERIFY(!refused->has_header("Access-Control-Allow-Origin"));
+
+    app->settings()->setServerCorsOrigins(" http://localhost:3000/ , https://chat.example");
+    QVERIFY(waitFor([&] { return server->running() && !server->starting(); }));
+    QVERIFY(waitFor([&] {
+      auto r = preflight("http://localhost:3000");
+      return r && r->status == 204;
+    }));
+    auto allowed = preflight("https://chat.example");
+    QVERIFY(allowed && allowed->status == 204);
+    QCOMPARE(allowed->get_header_value("Access-Control-Allow-Origin"), std::string("https://chat.example"));
+    auto other = preflight("http://evil.example");
+    QVERIFY(other && other->status == 403);
+    httplib::Client page("127.0.0.1", server->port());
+    auto models = page.Get("/v1/models", {{"Origin", "http://localhost:3000"}});
+    QVERIFY(models && models->status == 200);
+    QCOMPARE(models->get_header_value("Access-Control-Allow-Origin"), std::string("http://localhost:3000"));
+
+    app->settings()->setServerCorsOrigins("localhost:3000");
+    QVERIFY(waitFor([&] { return !server->running() && !server->starting(); }));
+    QVERIFY2(server->statusText().contains("localhost:3000"), qPrintable(server->statusText()));
+    app->settings()->setServerCorsOrigins("");
+    QVERIFY(waitFor([&] { return server->running(); }));
+    auto again = preflight("http://localhost:3000");
+    QVERIFY(again && again->status == 403);
+  }
+
   void remoteEngineChatsIntoTheLocalHistory() {
     QTemporaryDir serverDir, clientDir;
     auto host = makeApp(serverDir.path());

@@ -5,6 +5,7 @@
 #include <QSignalSpy>
 #include <QTextCursor>
 #include <QTextDocument>
+#include <QTextDocumentFragment>
 #include <QtTest>
 #include <set>
 
@@ -165,6 +166,36 @@ class TestGuiRender : public QObject {
     QVERIFY(spans[3].display);
     // A formula does not run across paragraphs.
     QVERIFY(find_math_spans("$a\n\nb$").empty());
+  }
+
+  // Prose with dollars that are not math: prices, shell variables, escaped dollars. Real math
+  // next to them still renders.
+  void shellVariablesAndPricesStayText() {
+    for (const char* prose : {"set $PATH:$HOME before you start", "export PATH=$HOME/bin:$PATH now",
+                              "copy $dir/$file there", "use ${HOME}/x:$y", "it is $XDG_DATA_HOME/day0$ here",
+                              "costs $5 and $10", "between $ 5 and 6 $", "\\$x$ is not math",
+                              "the $LD_LIBRARY_PATH:$CUDA_HOME/lib64 pair"})
+      QVERIFY2(find_math_spans(QString::fromUtf8(prose)).empty(), prose);
+    // Math beside them, and math that looks a little like them.
+    auto spans = find_math_spans("set $PATH:$HOME, then $x^2 + y^2$ and $f: X \\to Y$ and $a/b$ on the $n$th try");
+    QCOMPARE(spans.size(), std::size_t(4));
+    QCOMPARE(spans[0].tex, QString("x^2 + y^2"));
+    QCOMPARE(spans[1].tex, QString("f: X \\to Y"));
+    QCOMPARE(spans[2].tex, QString("a/b"));
+    QCOMPARE(spans[3].tex, QString("n"));
+    spans = find_math_spans("$$\\int_0^1 x\\,dx$$ and \\(\\beta\\) and \\[\\frac{1}{2}\\] and $AB$");
+    QCOMPARE(spans.size(), std::size_t(4));
+    QVERIFY(spans[0].display && spans[0].tex.startsWith("\\int_0^1"));
+    QVERIFY(!spans[1].display);
+    QVERIFY(spans[2].display);
+    QCOMPARE(spans[3].tex, QString("AB"));
+
+    // As shown: the dollars and the names as written, an escaped dollar without its backslash.
+    const RenderPalette p = RenderPalette::light();
+    const QString shell = QTextDocumentFragment::fromHtml(render_prose_html("set $PATH:$HOME first", p, 15)).toPlainText();
+    QVERIFY2(shell.contains("$PATH:$HOME"), qPrintable(shell));
+    const QString price = QTextDocumentFragment::fromHtml(render_prose_html("It is \\$5, or $x$.", p, 15)).toPlainText();
+    QVERIFY2(price.contains("It is $5, or x."), qPrintable(price));
   }
 
   void rendersMath() {

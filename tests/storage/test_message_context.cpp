@@ -75,6 +75,37 @@ class TestMessageContext : public QObject {
     QCOMPARE(h->database().query_int("SELECT count(*) FROM messages").value(), std::int64_t{0});
   }
 
+  // A reply carries the sources of the question it answers (the answer they informed), kept
+  // through an export and an import; a reply to a question without any has none.
+  void repliesCarryTheirQuestionsSources() {
+    QTemporaryDir tmp;
+    auto h = open_db(tmp, "h.db");
+    const auto c = h->create_conversation({"t", "", json::object()}).value();
+    NewMessage m;
+    m.conversation_id = c.id;
+    m.content = "Where is main?";
+    m.context = kContext;
+    m.sources = kSources;
+    const auto asked = h->add_message(m).value();
+    NewReply r;
+    r.conversation_id = c.id;
+    r.parent_id = asked.id;
+    const auto reply = h->begin_reply(r).value();
+    QCOMPARE(reply.sources, kSources);
+    QVERIFY(h->finish_reply(reply.id, {}, {}).is_ok());
+    NewMessage plain;
+    plain.conversation_id = c.id;
+    plain.parent_id = reply.id;
+    plain.content = "thanks";
+    const auto thanks = h->add_message(plain).value();
+    r.parent_id = thanks.id;
+    QVERIFY(h->begin_reply(r).value().sources.empty());
+    auto b = open_db(tmp, "b.db");
+    QVERIFY(import_json(*b, export_json(*h).value()).is_ok());
+    const auto copied = b->messages(b->list_conversations({}).value()[0].id).value();
+    QCOMPARE(copied[1].sources, kSources);
+  }
+
   void exportAndImportKeepThem() {
     QTemporaryDir tmp;
     auto a = open_db(tmp, "a.db");

@@ -21,6 +21,11 @@ struct ChatMessage {
   std::string role;       // system, user, assistant, tool
   std::string content;
   std::string reasoning;  // an assistant's reasoning (passed as `thinking` and `reasoning_content`)
+  // Positions the message takes in the model beyond the tokens of its text: an image's
+  // placeholder holds one image token, which the model expands to image_token_count() positions,
+  // so a message with images adds, for each, that count less one. Counted when a conversation
+  // is fitted to the context (encode_fitting); the text is unaffected.
+  std::int64_t extra_tokens = 0;
 };
 
 // Splits streamed output text into reasoning and answer (gpt-oss harmony channels, <think>
@@ -52,9 +57,11 @@ std::optional<ContextOverflow> parse_context_overflow(std::string_view name);
 
 struct FittedPrompt {
   std::vector<std::int32_t> tokens;  // the prompt (with the generation prompt)
+  // What the prompt takes in the context: its tokens and the kept messages' extra_tokens.
+  std::int64_t positions = 0;
   std::vector<std::size_t> kept;     // indices of the messages in it, in order
   std::size_t dropped = 0;           // messages left out
-  std::int64_t full_tokens = 0;      // the whole conversation's prompt length
+  std::int64_t full_tokens = 0;      // the whole conversation's prompt length (positions)
   // False when it still does not fit: under stop, the whole conversation reaches max_context;
   // otherwise the system prompt and the last turn alone leave no room for the reply.
   bool fits = true;
@@ -80,6 +87,10 @@ class ChatFormatter {
   // Ids that end an assistant turn besides the model's EOS ids (e.g. gpt-oss's <|return|>,
   // <|call|>; GLM's <|user|>, <|observation|>), when the vocabulary has them.
   const std::vector<std::int32_t>& turn_end_ids() const { return turn_end_ids_; }
+  // The text that stands for one image in a message to `model`: its image placeholder tokens
+  // (GLM: <|begin_of_image|><|image|><|end_of_image|>) as this tokenizer writes them; empty for a
+  // model that reads text only.
+  std::string image_placeholder(const ModelSummary& model) const;
   // A splitter for one assistant turn in this model's output format (`prompt` is the rendered
   // prompt, whose end tells whether the turn opens inside a think block).
   OutputSplitter output_splitter(std::string_view prompt) const;

@@ -46,11 +46,11 @@ struct ModelSummary {
   // peak_total), in bytes; empty on the CPU.
   std::vector<std::pair<std::string, std::uint64_t>> device_memory;
   std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads (GPU), for rooflines
-  // The memory plan on the CPU (limits/memory_plan.h): bytes needed for the weights, the session
-  // state at max_context and workspaces, and what they were checked against; 0 on a GPU.
   // For a model that reads images: the tokens that stand for one image in a prompt (begin,
   // image, end; the engine expands the image token to the image's features). Empty otherwise.
   std::vector<std::int32_t> image_placeholder_ids;
+  // The memory plan on the CPU (limits/memory_plan.h): bytes needed for the weights, the session
+  // state at max_context and workspaces, and what they were checked against; 0 on a GPU.
   std::uint64_t planned_bytes = 0;
   std::uint64_t available_bytes = 0;
 };
@@ -165,6 +165,12 @@ class Engine {
 };
 
 ModelSummary describe(const Model& model);
+// For a model that reads images: the positions one image of width x height pixels takes in a
+// prompt once its image token is expanded (the vision encoder's tokens for the image as the
+// model's processor resizes it). An error for a model that reads text only or an impossible size.
+Result<std::int64_t> image_token_count(const Model& model, std::int64_t width, std::int64_t height);
+// The same for a PNG or JPEG file (decoded to learn its size).
+Result<std::int64_t> image_file_token_count(const Model& model, const std::filesystem::path& file);
 // Positions the session holds.
 std::int64_t session_length(const Session& session);
 

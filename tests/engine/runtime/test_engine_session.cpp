@@ -309,6 +309,39 @@ class TestEngineSession : public QObject {
     QCOMPARE(std::string(context_overflow_name(ContextOverflow::rolling_window)), std::string("rolling-window"));
   }
 
+  // Images take more positions than their placeholders' tokens: a message's extra_tokens count
+  // when the conversation is fitted, so a turn whose image fills the context is left out.
+  void encodeFittingCountsImagePositions() {
+    auto formatter = ChatFormatter::load(std::filesystem::path(DAY0_SOURCE_DIR) / "resources/demo-model");
+    QVERIFY2(formatter.is_ok(), formatter.status().message().c_str());
+    std::vector<ChatMessage> messages{{"system", "You are terse.", ""},
+                                      {"user", "look at this", ""},
+                                      {"assistant", "a cat", ""},
+                                      {"user", "and this one?", ""}};
+    const auto text = static_cast<std::int64_t>(formatter->encode(messages, true)->size());
+    const std::int64_t reserve = 8;
+    const std::int64_t context = text + reserve + 100;
+    auto plain = formatter->encode_fitting(messages, context, reserve, ContextOverflow::rolling_window);
+    QVERIFY(plain.is_ok() && plain->fits && plain->dropped == 0);
+    QCOMPARE(plain->positions, text);
+    messages[1].extra_tokens = 400;  // an image in the first question
+    auto fitted = formatter->encode_fitting(messages, context, reserve, ContextOverflow::rolling_window);
+    QVERIFY(fitted.is_ok());
+    QCOMPARE(fitted->full_tokens, text + 400);
+    QVERIFY(fitted->fits);
+    QCOMPARE(fitted->dropped, std::size_t{2});
+    QCOMPARE(fitted->kept, (std::vector<std::size_t>{0, 3}));
+    QCOMPARE(fitted->positions, static_cast<std::int64_t>(fitted->tokens.size()));
+    auto stop = formatter->encode_fitting(messages, context, reserve, ContextOverflow::stop);
+    QVERIFY(stop.is_ok() && !stop->fits);
+    // The image in the last question: it cannot be left out, and does not fit.
+    messages[1].extra_tokens = 0;
+    messages[3].extra_tokens = 400;
+    auto last = formatter->encode_fitting(messages, context, reserve, ContextOverflow::truncate_middle);
+    QVERIFY(last.is_ok() && !last->fits);
+    QVERIFY(last->positions > context - reserve);
+  }
+
   void errorsArriveAsEvents() {
     auto session = engine_->new_session(model_);
     Request r;

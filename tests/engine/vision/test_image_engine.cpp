@@ -4,6 +4,7 @@
 // `day0-cli chat` with `/image PATH`.
 #include <QtTest>
 
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -46,6 +47,33 @@ Outcome run(day0::Engine& engine, const std::shared_ptr<day0::Session>& session,
   });
   h->wait();
   return o;
+}
+
+// A copy of the tiny checkpoint (weights linked) with a plain chat template, its image tokens
+// renamed from GLM's to `names` (begin, image, end) when given: another vision model's spelling.
+fs::path chat_model(const QTemporaryDir& dir, const std::vector<std::string>& names = {}) {
+  const fs::path model = fs::path(dir.path().toStdString()) / "model";
+  fs::create_directories(model);
+  for (const auto& e : fs::directory_iterator(tiny())) {
+    if (e.path().extension() == ".safetensors") {
+      fs::create_symlink(e.path(), model / e.path().filename());
+      continue;
+    }
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const char* glm[] = {"<|begin_of_image|>", "<|image|>", "<|end_of_image|>"};
+    for (std::size_t k = 0; k < names.size(); ++k)
+      for (auto at = text.find(glm[k]); at != std::string::npos; at = text.find(glm[k], at + names[k].size()))
+        text.replace(at, std::strlen(glm[k]), names[k]);
+    std::ofstream(model / e.path().filename(), std::ios::binary) << text;
+  }
+  std::ifstream in(model / "tokenizer_config.json");
+  auto cfg = nlohmann::json::parse(in);
+  cfg["chat_template"] =
+      "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+      "{% if add_generation_prompt %}assistant: {% endif %}";
+  std::ofstream(model / "tokenizer_config.json") << cfg.dump();
+  return model;
 }
 
 }  // namespace
@@ -126,22 +154,7 @@ class TestImageEngine : public QObject {
     QTemporaryDir dir;
     const std::string a = write_png(dir, "a.png", 140, 112, 4);
     // The tiny checkpoint has no chat template: a copy gets a plain one (weights linked).
-    const fs::path model = fs::path(dir.path().toStdString()) / "model";
-    fs::create_directories(model);
-    for (const auto& e : fs::directory_iterator(tiny())) {
-      if (e.path().extension() == ".safetensors")
-        fs::create_symlink(e.path(), model / e.path().filename());
-      else
-        fs::copy_file(e.path(), model / e.path().filename());
-    }
-    {
-      std::ifstream in(model / "tokenizer_config.json");
-      auto cfg = nlohmann::json::parse(in);
-      cfg["chat_template"] =
-          "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-          "{% if add_generation_prompt %}assistant: {% endif %}";
-      std::ofstream(model / "tokenizer_config.json") << cfg.dump();
-    }
+    const fs::path model = chat_model(dir);
     QProcess p;
     p.setProcessEnvironment(day0::test::quiet_env());
     p.start(QString(DAY0_BIN_DIR) + "/day0-cli", {"chat", "--model", QString::fromStdString(model.string()),
@@ -157,6 +170,84 @@ class TestImageEngine : public QObject {
     QVERIFY2(out.contains("(image attached to the next message)"), qPrintable(out));
     QVERIFY2(out.contains("(no such image file: /nonexistent.png)"), qPrintable(out));
     QVERIFY2(!err.contains("image token"), qPrintable(err));
+  }
+
+  // The positions an image takes, as image_token_count says before any decoding of pixels,
+  // are those its image token expands to.
+  void image_token_count_is_the_expansion() {
+    QTemporaryDir dir;
+    day0::EngineOptions eo;
+    eo.threads = 2;
+    auto engine = day0::Engine::create(eo);
+    auto model = engine->load_model(tiny());
+    QVERIFY2(model.is_ok(), model.status().message().c_str());
+    for (const auto& [w, h] : std::vector<std::pair<int, int>>{{140, 112}, {112, 112}, {300, 200}, {75, 130}, {20, 9}}) {
+      const std::string png = write_png(dir, QString("%1x%2.png").arg(w).arg(h), w, h, 7);
+      const auto counted = day0::image_file_token_count(**model, png);
+      QVERIFY2(counted.is_ok(), counted.status().message().c_str());
+      QCOMPARE(*day0::image_token_count(**model, w, h), *counted);
+      const std::vector<std::int32_t> tokens{5, 334, 358, 335, 7};
+      auto expanded = day0::image_prompt_logits(tiny(), tokens, {png}, {2});
+      QVERIFY2(expanded.is_ok(), expanded.status().message().c_str());
+      QCOMPARE(static_cast<std::int64_t>(expanded->expanded.size()), static_cast<std::int64_t>(tokens.size()) - 1 + *counted);
+    }
+    QVERIFY(!day0::image_token_count(**model, 0, 10).is_ok());
+    auto text_only = engine->load_model(fs::path(DAY0_SOURCE_DIR) / "resources/demo-model");
+    QVERIFY2(text_only.is_ok(), text_only.status().message().c_str());
+    QVERIFY(!day0::image_token_count(**text_only, 140, 112).is_ok());
+  }
+
+  // A conversation whose image takes most of the context: the image's real size counts, so the
+  // next turn leaves the first out instead of overflowing the context (a placeholder's three
+  // tokens would have let it through, and the engine would have refused the prompt).
+  void chat_counts_images_when_fitting_the_context() {
+    QTemporaryDir dir;
+    const std::string big = write_png(dir, "big.png", 300, 200, 5);
+    const fs::path model = chat_model(dir);
+    QProcess p;
+    p.setProcessEnvironment(day0::test::quiet_env());
+    p.start(QString(DAY0_BIN_DIR) + "/day0-cli",
+            {"chat", "--model", QString::fromStdString(model.string()), "--no-history", "--max-new-tokens", "2",
+             "--temperature", "0", "--context", "128", "--threads", "2"});
+    QVERIFY(p.waitForStarted());
+    std::string second = "and now tell me more about";
+    for (int i = 0; i < 12; ++i) second += " this";
+    p.write(QByteArray("/image ") + QByteArray::fromStdString(big) + "\nwhat is it\n" +
+            QByteArray::fromStdString(second) + "\n/quit\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(120000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(out + err));
+    QVERIFY2(err.contains("earlier message") && err.contains("left out to fit the context"), qPrintable(err));
+    QCOMPARE(err.count("left out to fit the context"), 1);  // the first turn fitted as it was
+  }
+
+  // Another vision model's image tokens: /image writes that model's placeholder, not GLM's.
+  void chat_uses_the_models_image_placeholder() {
+    QTemporaryDir dir;
+    const std::string a = write_png(dir, "a.png", 140, 112, 6);
+    const fs::path model = chat_model(dir, {"<|vision_start|>", "<|image_pad|>", "<|vision_end|>"});
+    QProcess p;
+    p.setProcessEnvironment(day0::test::quiet_env());
+    p.start(QString(DAY0_BIN_DIR) + "/day0-cli", {"chat", "--model", QString::fromStdString(model.string()),
+                                                  "--db", dir.filePath("history.db"), "--max-new-tokens", "2",
+                                                  "--temperature", "0", "--threads", "2"});
+    QVERIFY(p.waitForStarted());
+    p.write(QByteArray("/image ") + QByteArray::fromStdString(a) + "\nwhat is this\n/quit\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(120000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(out + err));
+    QVERIFY2(out.contains("(image attached to the next message)"), qPrintable(out));
+    QVERIFY2(!err.contains("image"), qPrintable(err));
+    // The message as sent: the model's own placeholder before the text.
+    const auto shown = day0::test::run_program(QString(DAY0_BIN_DIR) + "/day0-cli",
+                                               {"history", "export", "--format", "json", "--db", dir.filePath("history.db")},
+                                               day0::test::quiet_env());
+    QVERIFY2(shown.out.contains("<|vision_start|><|image_pad|><|vision_end|>what is this"), qPrintable(shown.out));
+    QVERIFY(!shown.out.contains("begin_of_image"));
   }
 };
 
