@@ -63,9 +63,6 @@ bool warm_shards(const QStringList& files, qint64 total, const std::atomic<bool>
   return true;
 }
 
-// An image of a request as a file the engine reads: PNG and JPEG as they are, other formats
-// (WebP, GIF, BMP, validated when attached) converted to PNG. Named by content, so a conversation
-// writes each image once.
 // Positions `image` takes in `model` beyond the one image token of its placeholder (its size is
 // read from the header only).
 Result<std::int64_t> image_extra_tokens(const Model& model, const ImageRef& image) {
@@ -79,6 +76,9 @@ Result<std::int64_t> image_extra_tokens(const Model& model, const ImageRef& imag
   return positions - 1;
 }
 
+// An image of a request as a file the engine reads: PNG and JPEG as they are, other formats
+// (WebP, GIF, BMP, validated when attached) converted to PNG. Named by content, so a conversation
+// writes each image once.
 Result<std::filesystem::path> image_file(const ImageRef& image, const QTemporaryDir& dir) {
   if (!dir.isValid())
     return error(ErrorCode::io_error, "no temporary folder for the images: " + dir.errorString().toStdString());

@@ -8,6 +8,7 @@
 
 #include "bridge/engine_bridge.h"
 #include "gui/app_controller.h"
+#include "gui/app_fixture.h"
 #include "gui/app_settings.h"
 #include "gui/chat_controller.h"
 #include "gui/message_list_model.h"
@@ -17,20 +18,13 @@ using namespace day0::app;
 
 namespace {
 
-const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
-constexpr int kWaitMs = 30000;
+using day0::gui_test::kDemo;
+using day0::gui_test::kWaitMs;
+using day0::gui_test::loadModel;
+using day0::gui_test::makeApp;
 
-std::unique_ptr<AppController> makeApp(const QString& root) {
-  auto app = std::make_unique<AppController>(AppPaths{root + "/data", root + "/day0.ini"});
-  app->settings()->setMaxNewTokens(12);
-  return app;
-}
 
-bool loadModel(AppController& app) {
-  QSignalSpy ready(app.models(), &ModelManager::modelReady);
-  app.models()->load(kDemo);
-  return ready.wait(kWaitMs);
-}
+
 
 qint64 createConversation(ChatController* chat, const std::string& title) {
   day0::storage::NewConversation c;

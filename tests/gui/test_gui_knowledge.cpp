@@ -11,6 +11,7 @@
 
 #include "bridge/engine_bridge.h"
 #include "gui/app_controller.h"
+#include "gui/app_fixture.h"
 #include "gui/app_settings.h"
 #include "gui/chat_controller.h"
 #include "gui/knowledge_controller.h"
@@ -23,22 +24,18 @@ using namespace day0::app;
 
 namespace {
 
-const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
+using day0::gui_test::kDemo;
+using day0::gui_test::kWaitMs;
+using day0::gui_test::loadModel;
+
 const QString kData = QStringLiteral(DAY0_TEST_DATA_DIR "/knowledge");
-constexpr int kWaitMs = 30000;
 
 std::unique_ptr<AppController> makeApp(const QString& root) {
-  auto app = std::make_unique<AppController>(AppPaths{root + "/data", root + "/day0.ini"});
-  app->settings()->setMaxNewTokens(6);
+  auto app = day0::gui_test::makeApp(root, 6);
   app->bridge()->setPromptTap(true);
   return app;
 }
 
-bool loadModel(AppController& app) {
-  QSignalSpy ready(app.models(), &ModelManager::modelReady);
-  app.models()->load(kDemo);
-  return ready.wait(kWaitMs);
-}
 
 // Sends and waits for the reply; returns the prompt the engine received (empty on failure).
 QString sendAndCapture(AppController& app, const QString& text) {

@@ -25,6 +25,7 @@
 
 #include "bridge/engine_bridge.h"
 #include "gui/app_controller.h"
+#include "gui/app_fixture.h"
 #include "gui/app_settings.h"
 #include "gui/chat_controller.h"
 #include "gui/message_list_model.h"
@@ -37,20 +38,13 @@ using json = nlohmann::json;
 
 namespace {
 
-const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
-constexpr int kWaitMs = 30000;
+using day0::gui_test::kDemo;
+using day0::gui_test::kWaitMs;
+using day0::gui_test::loadModel;
+using day0::gui_test::makeApp;
 
-std::unique_ptr<AppController> makeApp(const QString& root) {
-  auto app = std::make_unique<AppController>(AppPaths{root + "/data", root + "/day0.ini"});
-  app->settings()->setMaxNewTokens(12);
-  return app;
-}
 
-bool loadModel(AppController& app, const QString& dir = kDemo) {
-  QSignalSpy ready(app.models(), &ModelManager::modelReady);
-  app.models()->load(dir);
-  return ready.wait(kWaitMs);
-}
+
 
 bool waitFor(const std::function<bool()>& condition, int ms = kWaitMs) {
   QElapsedTimer clock;
