@@ -27,6 +27,8 @@ PACKAGES=(
   libcpp-httplib-dev
   # the Debian package's test: dpkg-deb and dpkg-shlibdeps come with build-essential; appstreamcli
   appstream
+  # test_demo_models reads the demo models' training text (tools/demo_model/corpus.jsonl.xz)
+  xz-utils
 )
 
 missing=()

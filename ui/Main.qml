@@ -182,7 +182,7 @@ ApplicationWindow {
                                     Label {
                                         id: demoBadge
                                         anchors.centerIn: parent
-                                        text: qsTr("random weights")
+                                        text: qsTr("tiny demo")
                                         color: Theme.warning
                                         font.pixelSize: 11
                                     }

@@ -114,9 +114,9 @@ Popup {
                     spacing: 2
                     model: {
                         const list = manager.models.recentModels.slice()
-                        const demo = manager.models.demoModelPath
-                        if (demo.length > 0 && !list.some(m => m.path === demo))
-                            list.push({ path: demo, name: qsTr("Demo model"), exists: true })
+                        for (const demo of manager.models.demoModels)
+                            if (!list.some(m => m.path === demo.path))
+                                list.push({ path: demo.path, name: demo.name, exists: true })
                         return list
                     }
                     Accessible.name: qsTr("Recent models")

@@ -65,7 +65,8 @@ Item {
                     wrapMode: Text.Wrap
                     color: Theme.text
                     font.pixelSize: 13
-                    text: qsTr("A tiny gpt-oss with random weights, a real tokenizer and chat template, shipped with Day0 so everything works end to end: its replies are noise. Get a real one below (gpt-oss, GLM-5.3-Flash), or open a checkpoint in the model manager, to chat for real.")
+                    text: (welcome.models.loadedDemoText.length > 0 ? welcome.models.loadedDemoText + " " : "")
+                          + qsTr("Get a real model below (gpt-oss, GLM-5.3-Flash), or open a checkpoint in the model manager, to chat for real.")
                 }
             }
         }

@@ -1,5 +1,6 @@
-// day0-cli make-demo-model: copies the shipped random-weight demo model (a tiny gpt-oss with a
-// real tokenizer and chat template) to a folder, so there is a model to open on a fresh machine.
+// day0-cli make-demo-model: copies one of the shipped demo models (tiny models trained on
+// Python's docstrings: a gpt-oss with MXFP4 experts, or a glm5_next) to a folder, so there is a
+// model to open on a fresh machine.
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,14 +14,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The shipped demo: under share/day0 beside an install (checked first, so an installed copy never
-// reads a source tree that happens to exist), else next to the sources in a build tree.
-std::optional<fs::path> find_demo_model() {
+// The shipped demo `folder`: under share/day0 beside an install (checked first, so an installed
+// copy never reads a source tree that happens to exist), else next to the sources in a build tree.
+std::optional<fs::path> find_demo_model(const std::string& folder) {
   std::vector<fs::path> candidates;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share/day0/demo-model");
-  candidates.push_back(fs::path(DAY0_RESOURCES_DIR) / "demo-model");
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share/day0" / folder);
+  candidates.push_back(fs::path(DAY0_RESOURCES_DIR) / folder);
   for (const auto& c : candidates)
     if (fs::exists(c / "day0-demo.json", ec)) return c;
   return std::nullopt;
@@ -28,25 +29,33 @@ std::optional<fs::path> find_demo_model() {
 
 int run_make_demo_model(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help"}, {}, &problem);
-  std::vector<std::string> positional;
-  if (!args && argv.size() == 1 && argv[0].rfind("--", 0) != 0) positional = argv;
-  if (positional.empty() || (args && args->flag("help"))) {
-    std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli make-demo-model DIR\n"
-                 "  Writes a small random-weight gpt-oss checkpoint with a real tokenizer.json and chat\n"
-                 "  template to DIR (it runs end to end; its replies are noise).\n");
-    return args && args->flag("help") ? 0 : 2;
+  const auto args = Args::parse_with_words(argv, {"help"}, {"family"}, &problem);
+  const bool help = args && args->flag("help");
+  if (!args || help || args->words().size() != 1) {
+    if (!problem.empty()) std::fprintf(stderr, "day0-cli make-demo-model: %s\n", problem.c_str());
+    std::fprintf(help ? stdout : stderr,
+                 "usage: day0-cli make-demo-model DIR [--family gpt-oss|glm5_next]\n"
+                 "  Copies a shipped demo model to DIR: a tiny model trained on the docstrings of Python's\n"
+                 "  standard library, with its tokenizer.json and chat template. It writes English about\n"
+                 "  Python (often wrong: it is not an assistant). gpt-oss (the default) has MXFP4 experts;\n"
+                 "  glm5_next is the GLM-5.3-Flash architecture (DSA, KDA, mHC, MoE).\n");
+    return help ? 0 : 2;
   }
-  const auto source = find_demo_model();
+  const std::string family = args->option("family").value_or("gpt-oss");
+  if (family != "gpt-oss" && family != "glm5_next") {
+    std::fprintf(stderr, "day0-cli make-demo-model: --family is gpt-oss or glm5_next, not \"%s\"\n", family.c_str());
+    return 2;
+  }
+  const std::string folder = family == "gpt-oss" ? "demo-model" : "demo-glm";
+  const auto source = find_demo_model(folder);
   if (!source) {
     std::fprintf(stderr,
                  "day0-cli make-demo-model: the shipped demo model was not found (looked in "
-                 "<install prefix>/share/day0/demo-model and %s/demo-model)\n",
-                 DAY0_RESOURCES_DIR);
+                 "<install prefix>/share/day0/%s and %s/%s)\n",
+                 folder.c_str(), DAY0_RESOURCES_DIR, folder.c_str());
     return 1;
   }
-  const fs::path out = positional[0];
+  const fs::path out = args->words()[0];
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) {
@@ -61,11 +70,11 @@ int run_make_demo_model(const std::vector<std::string>& argv) {
       return 1;
     }
   }
-  std::printf("wrote the random-weight demo model to %s (copied from %s)\n", out.c_str(), source->c_str());
+  std::printf("wrote the %s demo model to %s (copied from %s)\n", family.c_str(), out.c_str(), source->c_str());
   return 0;
 }
 
-const Registration kRegistration{"make-demo-model", &run_make_demo_model, "write the small random-weight demo model"};
+const Registration kRegistration{"make-demo-model", &run_make_demo_model, "write a small demo model (trained on Python's docstrings)"};
 
 }  // namespace
 }  // namespace day0::cli

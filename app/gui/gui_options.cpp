@@ -95,7 +95,7 @@ std::optional<std::string> missing_display_reason() {
       "Day0 cannot open a window: no display was found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
       "Run it from a desktop session, or use the headless command-line interface instead:\n";
   for (const char* use : {" --help", " chat --model /path/to/model-folder",
-                          " make-demo-model DIR   (a small random-weight model to try)"})
+                          " make-demo-model DIR   (a small demo model to try)"})
     text += "  " + cli + use + "\n";
   return text;
 }

@@ -2,7 +2,10 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLocale>
 #include <QtConcurrent/QtConcurrentRun>
 #include <filesystem>
@@ -70,6 +73,11 @@ std::pair<bool, QString> fit_text(const ModelInfo& info, const QString& device) 
 
 ModelManager::ModelManager(EngineBridge* bridge, AppSettings* settings, QObject* parent)
     : QObject(parent), bridge_(bridge), settings_(settings), demoModelPath_(findDemoModel()) {
+  for (const auto& [folder, name] : {std::pair{QStringLiteral("demo-model"), tr("Demo model (gpt-oss)")},
+                                     std::pair{QStringLiteral("demo-glm"), tr("Demo model (GLM-5.3-Flash)")}}) {
+    const QString path = findDemoModel(folder);
+    if (!path.isEmpty()) demoModels_.append(QVariantMap{{QStringLiteral("path"), path}, {QStringLiteral("name"), name}});
+  }
   connect(&watcher_, &QFutureWatcher<InspectOutcome>::finished, this, &ModelManager::onInspectFinished);
   connect(bridge_, &EngineBridge::loadProgress, this, [this](qint64 done, qint64 total, const QString& phase) {
     progress_ = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0;
@@ -162,11 +170,11 @@ QString ModelManager::formatBytes(double bytes) {
   return QLocale::c().formattedDataSize(static_cast<qint64>(bytes), 1, QLocale::DataSizeTraditionalFormat);
 }
 
-QString ModelManager::findDemoModel() {
+QString ModelManager::findDemoModel(const QString& folder) {
   const QString exe = QCoreApplication::applicationDirPath();
-  QStringList candidates{exe + QStringLiteral("/../share/day0/demo-model"), exe + QStringLiteral("/../demo-model")};
+  QStringList candidates{exe + QStringLiteral("/../share/day0/") + folder, exe + QStringLiteral("/../") + folder};
 #ifdef DAY0_RESOURCES_DIR
-  candidates << QStringLiteral(DAY0_RESOURCES_DIR "/demo-model");
+  candidates << QStringLiteral(DAY0_RESOURCES_DIR "/") + folder;
 #endif
   for (const QString& c : candidates)
     if (QFileInfo::exists(c + QStringLiteral("/day0-demo.json"))) return QDir(c).canonicalPath();
@@ -333,6 +341,12 @@ void ModelManager::onLoaded(const QString& dir, const QString& device, const QSt
     progressText_ = tr("Connected to %1").arg(endpoint.url);
   } else {
     loadedIsDemo_ = QFileInfo::exists(dir + QStringLiteral("/day0-demo.json"));
+    loadedDemoText_.clear();
+    if (loadedIsDemo_) {
+      QFile card(dir + QStringLiteral("/day0-demo.json"));
+      if (card.size() < (1 << 20) && card.open(QIODevice::ReadOnly))
+        loadedDemoText_ = QJsonDocument::fromJson(card.readAll()).object().value(QStringLiteral("description")).toString();
+    }
     settings_->addRecentModel(dir);
     progress_ = 1;
     progressText_ = tr("Loaded on %1").arg(device == QLatin1String("cpu") ? tr("the CPU") : device);

@@ -33,6 +33,8 @@ class ModelManager : public QObject {
   Q_PROPERTY(QString progressText READ progressText NOTIFY progressChanged)
   Q_PROPERTY(QVariantList recentModels READ recentModels NOTIFY recentModelsChanged)
   Q_PROPERTY(QString demoModelPath READ demoModelPath CONSTANT)
+  Q_PROPERTY(QVariantList demoModels READ demoModels CONSTANT)
+  Q_PROPERTY(QString loadedDemoText READ loadedDemoText NOTIFY loadStateChanged)
   Q_PROPERTY(bool acceptsImages READ acceptsImages NOTIFY loadStateChanged)
   Q_PROPERTY(bool loadedIsRemote READ loadedIsRemote NOTIFY loadStateChanged)
   Q_PROPERTY(QString remoteUrl READ remoteUrl NOTIFY loadStateChanged)
@@ -61,6 +63,8 @@ class ModelManager : public QObject {
   QString progressText() const { return progressText_; }
   QVariantList recentModels() const;
   QString demoModelPath() const { return demoModelPath_; }
+  QVariantList demoModels() const { return demoModels_; }
+  QString loadedDemoText() const { return loadedDemoText_; }
   // Remote endpoints take images (the server says when its model cannot read them), and so do
   // local models with a vision encoder; for others images are kept in the history only.
   bool acceptsImages() const;
@@ -88,9 +92,10 @@ class ModelManager : public QObject {
   Q_INVOKABLE void forgetRecent(const QString& dir);
   Q_INVOKABLE static QString formatBytes(double bytes);
 
-  // The shipped random-weight demo model, or empty: share/day0/demo-model beside an install,
-  // build/demo-model written by `make run`, or resources/demo-model in a build tree.
-  static QString findDemoModel();
+  // A shipped demo model (`folder` is demo-model, the gpt-oss one, or demo-glm), or empty:
+  // share/day0/<folder> beside an install, build/<folder> written by `make run`, or
+  // resources/<folder> in a build tree.
+  static QString findDemoModel(const QString& folder = QStringLiteral("demo-model"));
 
  signals:
   void inspectingChanged();
@@ -121,7 +126,9 @@ class ModelManager : public QObject {
   double progress_ = 0;
   QString progressText_;
   bool loadedIsDemo_ = false;
+  QString loadedDemoText_;  // the loaded demo's description (its day0-demo.json)
   QString demoModelPath_;
+  QVariantList demoModels_;  // {path, name} of each shipped demo found
   QString queuedInspect_;
   QFutureWatcher<InspectOutcome> watcher_;
   bool listingRemote_ = false;

@@ -20,7 +20,7 @@ namespace day0::app {
 
 namespace {
 constexpr int kDeadlineMs = 120'000;
-const char* const kPrompt = "Hello! In two sentences, what is a Mixture-of-Experts model?";
+const char* const kPrompt = "How do I read a file in Python?";
 
 // The knowledge page's folder: a few notes and a source file about the question.
 const struct {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/checkpoint.h"
+#include "io/json_util.h"
 #include "io/model_config.h"
 #include "limits/memory_plan.h"
 #include "models/architecture.h"
@@ -107,7 +108,13 @@ Result<ModelInfo> inspect_model(const std::filesystem::path& dir) {
   }
   info.has_vision = config.vision().has_value();
   info.demo = std::filesystem::exists(dir / "day0-demo.json", ec);
-  if (info.demo) info.support_note = "random-weight demo model: it runs end to end, but its replies are noise";
+  if (info.demo) {
+    // The demo's own card says what it is (trained or random); a card without a note still marks it.
+    info.support_note = "Day0 demo model";
+    const auto card = io::read_json_file(dir / "day0-demo.json", 1 << 20);
+    if (card.is_ok() && card->is_object() && card->contains("note") && (*card)["note"].is_string())
+      info.support_note = (*card)["note"].get<std::string>();
+  }
   std::map<std::string, const models::ExpectedTensor*, std::less<>> expected_by_name;
   for (const auto& t : expected) expected_by_name[t.name] = &t;
 

@@ -158,7 +158,7 @@ class TestCli : public QObject {
   // own text ("[json.exception.parse_error.101] ...").
   void jsonErrorsArePlain() {
     QTemporaryDir tmp;
-    const QString demo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
+    const QString demo = QStringLiteral(DAY0_SOURCE_DIR "/tests/data/models/demo-random");
     const auto copyModel = [&](const QString& name) {
       const QString dir = tmp.filePath(name);
       QDir().mkpath(dir);

@@ -13,7 +13,7 @@
 
 namespace day0::gui_test {
 
-inline const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
+inline const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/tests/data/models/demo-random");
 inline constexpr int kWaitMs = 30000;
 
 // An app keeping its history and settings under `root`, replies cut at `max_new_tokens`.

@@ -30,7 +30,7 @@ using day0::test::FakeRepo;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path kDemo = fs::path(DAY0_SOURCE_DIR) / "resources/demo-model";
+const fs::path kDemo = fs::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random";
 constexpr const char* kShard2 = "model-00002-of-00002.safetensors";
 constexpr int kWaitMs = 30000;
 

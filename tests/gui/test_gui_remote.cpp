@@ -176,7 +176,7 @@ class TestGuiRemote : public QObject {
     QVERIFY(waitFor([&] { return server->running(); }));
     QVERIFY(server->url().startsWith("http://127.0.0.1:"));
     QVERIFY(server->port() > 0);
-    QVERIFY2(server->statusText().contains("demo-model"), qPrintable(server->statusText()));
+    QVERIFY2(server->statusText().contains("demo-random"), qPrintable(server->statusText()));
 
     // A real client over loopback: the model list, a streamed reply, /health.
     auto client = day0::remote::RemoteClient::create({server->url().toStdString(), "", ""});
@@ -186,8 +186,8 @@ class TestGuiRemote : public QObject {
       auto listed = client->list_models();
       if (listed) names = *listed;
     }).join();
-    QCOMPARE(names, std::vector<std::string>{"demo-model"});
-    auto named = day0::remote::RemoteClient::create({server->url().toStdString(), "", "demo-model"});
+    QCOMPARE(names, std::vector<std::string>{"demo-random"});
+    auto named = day0::remote::RemoteClient::create({server->url().toStdString(), "", "demo-random"});
     QVERIFY(named);
     std::string streamed;
     day0::Result<day0::remote::RemoteReply> reply = day0::error(day0::ErrorCode::internal, "not run");
@@ -313,12 +313,12 @@ class TestGuiRemote : public QObject {
     QVERIFY(ready.wait(kWaitMs));
     QVERIFY(models->loaded());
     QVERIFY(models->loadedIsRemote());
-    QCOMPARE(models->loadedName(), QString("demo-model"));
+    QCOMPARE(models->loadedName(), QString("demo-random"));
     QCOMPARE(models->loadedType(), QString("remote"));
     QCOMPARE(models->device(), QString("remote"));
     QCOMPARE(models->remoteUrl(), url);
     QVERIFY(models->acceptsImages());
-    const QString id = EngineBridge::remoteId(url, "demo-model");
+    const QString id = EngineBridge::remoteId(url, "demo-random");
     QCOMPARE(models->loadedDir(), id);
 
     ChatController* chat = app->chat();
@@ -510,7 +510,7 @@ class TestGuiRemote : public QObject {
     QVERIFY(errors.wait(kWaitMs));
     QVERIFY(models->loaded());
     QVERIFY(!models->loadedIsRemote());
-    QCOMPARE(models->loadedName(), QString("demo-model"));
+    QCOMPARE(models->loadedName(), QString("demo-random"));
 
     models->connectRemote(fake.url(), "", "fake-model");
     QVERIFY(ready.wait(kWaitMs));

@@ -33,7 +33,7 @@ Q_IMPORT_QML_PLUGIN(Day0_UiPlugin)
 using namespace day0::app;
 
 namespace {
-const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/resources/demo-model");
+const QString kDemo = QStringLiteral(DAY0_SOURCE_DIR "/tests/data/models/demo-random");
 constexpr int kWaitMs = 30000;
 QStringList g_warnings;
 void type(QWindow* window, const char* text) {

@@ -75,7 +75,7 @@ std::string first_tensor_containing(const fs::path& dir, const std::string& part
 
 }  // namespace
 
-fs::path demo_model() { return fs::path(DAY0_SOURCE_DIR) / "resources/demo-model"; }
+fs::path demo_model() { return fs::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random"; }
 
 std::vector<MalformedCase> malformed_cases() {
   const fs::path demo = demo_model();

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kDemo = fs::path(DAY0_SOURCE_DIR) / "resources/demo-model";
+const fs::path kDemo = fs::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random";
 const fs::path kConfigs = fs::path(DAY0_TEST_DATA_DIR) / "configs";
 constexpr const char* kShard1 = "model-00001-of-00002.safetensors";
 constexpr const char* kShard2 = "model-00002-of-00002.safetensors";

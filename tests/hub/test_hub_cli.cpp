@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const QString kCli = QStringLiteral(DAY0_BIN_DIR "/day0-cli");
-const fs::path kDemo = fs::path(DAY0_SOURCE_DIR) / "resources/demo-model";
+const fs::path kDemo = fs::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random";
 constexpr const char* kShard2 = "model-00002-of-00002.safetensors";
 
 }  // namespace

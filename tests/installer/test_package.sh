@@ -83,7 +83,8 @@ if [[ $mode == package ]]; then
     /usr/share/metainfo/io.day0.Day0.metainfo.xml /usr/share/icons/hicolor/scalable/apps/day0.svg \
     /usr/share/icons/hicolor/48x48/apps/day0.png /usr/share/icons/hicolor/256x256/apps/day0.png \
     /usr/share/day0/demo-model/day0-demo.json /usr/share/day0/demo-model/tokenizer.json \
-    /usr/share/day0/demo-model/config.json; do
+    /usr/share/day0/demo-model/config.json /usr/share/day0/demo-model/model.safetensors \
+    /usr/share/day0/demo-glm/day0-demo.json /usr/share/day0/demo-glm/model.safetensors; do
     grep -qx -- "$f" "$work/files.txt" || fail "the package lacks $f"
   done
   outside=$(grep -v '^/usr/' "$work/files.txt" | grep -vx '/' | grep -vx '/usr/' || true)

@@ -24,7 +24,7 @@ using json = nlohmann::json;
 namespace {
 
 const QString kCli = QStringLiteral(DAY0_BIN_DIR "/day0-cli");
-const std::string kModel = DAY0_SOURCE_DIR "/resources/demo-model";
+const std::string kModel = DAY0_SOURCE_DIR "/tests/data/models/demo-random";
 const std::string kKey = "sk-local-test";
 
 // A Prometheus sample's value ("name{labels} value"), or -1.

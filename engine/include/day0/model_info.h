@@ -27,7 +27,8 @@ struct ModelInfo {
   std::string architecture;    // config.json architectures[0], when given
   std::string family;          // "gpt-oss", "GLM-5.3-Flash (glm5_next)", or empty when unknown
   bool supported = false;      // a family Day0 implements
-  bool demo = false;           // Day0's random-weight demo model (day0-demo.json in the folder)
+  bool demo = false;           // one of Day0's demo models (day0-demo.json in the folder, its "note"
+                               // becomes support_note)
   std::string support_note;    // why not, or what is special
 
   bool weights_present = false;   // all shards found and validated

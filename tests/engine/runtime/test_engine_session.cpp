@@ -230,7 +230,7 @@ class TestEngineSession : public QObject {
   // Fitting a conversation into a context: the policies keep the right turns, the system prompt
   // always, and as many recent turns as fit.
   void encodeFittingKeepsTheRightTurns() {
-    auto formatter = ChatFormatter::load(std::filesystem::path(DAY0_SOURCE_DIR) / "resources/demo-model");
+    auto formatter = ChatFormatter::load(std::filesystem::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random");
     QVERIFY2(formatter.is_ok(), formatter.status().message().c_str());
     std::vector<ChatMessage> messages{{"system", "You are terse.", ""}};
     for (int i = 0; i < 10; ++i) {
@@ -312,7 +312,7 @@ class TestEngineSession : public QObject {
   // Images take more positions than their placeholders' tokens: a message's extra_tokens count
   // when the conversation is fitted, so a turn whose image fills the context is left out.
   void encodeFittingCountsImagePositions() {
-    auto formatter = ChatFormatter::load(std::filesystem::path(DAY0_SOURCE_DIR) / "resources/demo-model");
+    auto formatter = ChatFormatter::load(std::filesystem::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random");
     QVERIFY2(formatter.is_ok(), formatter.status().message().c_str());
     std::vector<ChatMessage> messages{{"system", "You are terse.", ""},
                                       {"user", "look at this", ""},

@@ -192,7 +192,7 @@ class TestImageEngine : public QObject {
       QCOMPARE(static_cast<std::int64_t>(expanded->expanded.size()), static_cast<std::int64_t>(tokens.size()) - 1 + *counted);
     }
     QVERIFY(!day0::image_token_count(**model, 0, 10).is_ok());
-    auto text_only = engine->load_model(fs::path(DAY0_SOURCE_DIR) / "resources/demo-model");
+    auto text_only = engine->load_model(fs::path(DAY0_SOURCE_DIR) / "tests/data/models/demo-random");
     QVERIFY2(text_only.is_ok(), text_only.status().message().c_str());
     QVERIFY(!day0::image_token_count(**text_only, 140, 112).is_ok());
   }
