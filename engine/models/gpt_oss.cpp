@@ -180,8 +180,7 @@ class GptOssModel final : public LoadedModel {
         std::fill_n(o, d, 0.0f);
         for (std::int64_t j = lo; j <= pos; ++j) {
           const float p = scores[static_cast<std::size_t>(j - lo)] / z;
-          const float* vv = state.kv.value(layer, j) + kvh * d;
-          for (std::int64_t i = 0; i < d; ++i) o[i] += p * vv[i];
+          cpu::axpy(p, state.kv.value(layer, j) + kvh * d, o, d);
         }
       }
     });
