@@ -73,8 +73,11 @@ class GptOssModel final : public LoadedModel {
     final_norm_ = w.final_norm;
     lm_head_ = w.lm_head;
     layers_ = std::move(w.layers);
+    decode_bytes_ = decode_weight_bytes(*checkpoint_, s_.experts, s_.top_k, lm_head_.data == embed_.data);
     return Status::ok();
   }
+
+  std::uint64_t decode_bytes_per_token() const override { return decode_bytes_; }
 
   std::int64_t vocab_size() const override { return s_.vocab; }
   std::int64_t hidden_size() const override { return s_.hidden; }
@@ -248,6 +251,7 @@ class GptOssModel final : public LoadedModel {
   LoadOptions options_;
   cpu::Matrix embed_, final_norm_, lm_head_;
   std::vector<GptOssLayer> layers_;
+  std::uint64_t decode_bytes_ = 0;
 };
 
 Result<std::unique_ptr<LoadedModel>> load(const io::ModelConfig& config, std::shared_ptr<const io::Checkpoint> checkpoint,
