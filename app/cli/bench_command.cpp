@@ -10,6 +10,7 @@
 #include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "day0/devices.h"
 #include "day0/engine.h"
 
 namespace day0::cli {
@@ -40,7 +41,9 @@ int run_bench(const std::vector<std::string>& argv) {
                  "  Prefills a random prompt and decodes it (greedily unless --temperature is given, with\n"
                  "  the sampling options as the app and generate take them); prints time to first token, prefill and\n"
                  "  decode tokens/s, inter-token latency p50/p99 and memory (on a GPU: its split and the\n"
-                 "  decode roofline, the bytes one step reads over --hbm-gbps), as a table and one JSON line.\n"
+                 "  decode roofline, the bytes one step reads over --hbm-gbps; on the CPU: the weight bytes\n"
+                 "  one step reads per second against the memory read bandwidth measured after the run, with\n"
+                 "  as many threads), as a table and one JSON line.\n"
                  "  --warmup runs first, unmeasured, that many requests of the same shape (2 new tokens) in\n"
                  "  their own sessions, so one-time start-up (GPU code loading, GEMM plans) is not timed.\n"
                  "  --follow-up-tokens N then sends a second turn in the same session (the conversation so\n"
@@ -136,9 +139,14 @@ int run_bench(const std::vector<std::string>& argv) {
   };
   const GenerationStats& s = last.stats;
   const ModelSummary after = describe(*opened->model);
-  // Roofline: a decode step must read decode_bytes_per_token from device memory at least once.
+  // Roofline: a decode step must read decode_bytes_per_token from memory at least once. On the
+  // CPU that memory's read bandwidth is measured here, with the same threads.
+  const bool on_cpu = after.device == "cpu";
+  const double cpu_gbps = on_cpu ? measure_cpu_read_gbps(static_cast<int>(*threads)) : 0.0;
+  const double roofline_gbps = on_cpu ? cpu_gbps : static_cast<double>(*hbm_gbps);
   const double roofline_tokens_per_s =
-      after.decode_bytes_per_token > 0 ? *hbm_gbps * 1e9 / static_cast<double>(after.decode_bytes_per_token) : 0.0;
+      after.decode_bytes_per_token > 0 ? roofline_gbps * 1e9 / static_cast<double>(after.decode_bytes_per_token) : 0.0;
+  const double weight_gbps = static_cast<double>(after.decode_bytes_per_token) * s.decode_tokens_per_second / 1e9;
   nlohmann::json memory = nlohmann::json::object();
   for (const auto& [name, bytes] : after.device_memory) memory[name] = bytes;
   nlohmann::json j = {
@@ -171,6 +179,11 @@ int run_bench(const std::vector<std::string>& argv) {
       {"hbm_gbps", *hbm_gbps},
       {"roofline_tokens_per_s", roofline_tokens_per_s},
       {"roofline_fraction", roofline_tokens_per_s > 0 ? s.decode_tokens_per_second / roofline_tokens_per_s : 0.0}};
+  if (on_cpu) {
+    j["cpu_kernels"] = cpu_kernel_description();
+    j["cpu_read_gbps"] = cpu_gbps;
+    j["weight_gbps"] = weight_gbps;
+  }
   if (*follow_up > 0) {
     j["follow_up_tokens"] = *follow_up;
     j["follow_up_prefilled_tokens"] = follow.stats.prefilled_tokens;
@@ -197,6 +210,11 @@ int run_bench(const std::vector<std::string>& argv) {
                 after.decode_bytes_per_token / 1e9, roofline_tokens_per_s, static_cast<long long>(*hbm_gbps),
                 roofline_tokens_per_s > 0 ? 100.0 * s.decode_tokens_per_second / roofline_tokens_per_s : 0.0);
   }
+  if (on_cpu && after.decode_bytes_per_token > 0)
+    std::printf("  CPU kernels %s; decode reads %.2f GB of weights per token: %.1f GB/s, %.0f%% of the %.1f GB/s\n"
+                "  this CPU reads (roofline %.2f tok/s)\n",
+                cpu_kernel_description().c_str(), after.decode_bytes_per_token / 1e9, weight_gbps,
+                cpu_gbps > 0 ? 100.0 * weight_gbps / cpu_gbps : 0.0, cpu_gbps, roofline_tokens_per_s);
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }

@@ -1,11 +1,17 @@
 #include "day0/devices.h"
 
 #include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "backend/cpu/cpu_kernels.h"
 #include "limits/memory_plan.h"
 
 #ifdef DAY0_HAVE_CUDA
@@ -37,6 +43,42 @@ CpuInfo discover_cpu() {
 double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
 }  // namespace
+
+double measure_cpu_read_gbps(int threads) {
+  const int n = threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Well past any last-level cache, within what the machine can spare.
+  std::uint64_t bytes = 1ull << 30;
+  if (const std::uint64_t avail = available_memory_bytes(); avail > 0) bytes = std::min(bytes, avail / 8);
+  bytes = std::max<std::uint64_t>(bytes, 64ull << 20) / (64 * static_cast<std::uint64_t>(n)) * 64 * n;
+  const std::size_t words = bytes / 8, per = words / static_cast<std::size_t>(n);
+  std::unique_ptr<std::uint64_t[]> buffer(new (std::nothrow) std::uint64_t[words]);
+  if (!buffer) return 0.0;
+  std::vector<std::uint64_t> sinks(static_cast<std::size_t>(n) * 8);
+  const auto run = [&](bool write) {
+    std::vector<std::thread> pool;
+    const auto start = std::chrono::steady_clock::now();
+    for (int t = 0; t < n; ++t)
+      pool.emplace_back([&, t] {
+        std::uint64_t* p = buffer.get() + static_cast<std::size_t>(t) * per;
+        if (write) {
+          std::memset(p, t + 1, per * 8);
+          return;
+        }
+        // Four independent sums: loads, not additions, set the pace.
+        std::uint64_t a = 0, b = 0, c = 0, d = 0;
+        for (std::size_t i = 0; i + 4 <= per; i += 4) a += p[i], b += p[i + 1], c += p[i + 2], d += p[i + 3];
+        sinks[static_cast<std::size_t>(t) * 8] = a + b + c + d;
+      });
+    for (auto& th : pool) th.join();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  run(true);  // touch every page first: the reads must not count page faults
+  double best = 1e30;
+  for (int pass = 0; pass < 3; ++pass) best = std::min(best, run(false));
+  return static_cast<double>(words * 8) / best / 1e9;
+}
+
+std::string cpu_kernel_description() { return cpu::kernel_description(); }
 
 std::uint64_t available_memory_bytes() { return limits::available_memory().value_or(0); }
 

@@ -1,69 +1,149 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace day0 {
+namespace {
+
+// How long an idle worker polls for the next loop before it sleeps. A decode step's loops are
+// tens of microseconds apart; a turn's steps are milliseconds apart.
+constexpr auto kSpin = std::chrono::microseconds(500);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void pin_to_cpu(std::thread& thread, std::size_t index) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::size_t seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ == index) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      pthread_setaffinity_np(thread.native_handle(), sizeof(one), &one);
+      return;
+    }
+  }
+#else
+  (void)thread;
+  (void)index;
+#endif
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(std::size_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (std::size_t i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  const char* affinity = std::getenv("DAY0_CPU_AFFINITY");
+  const bool pin = affinity != nullptr && std::strcmp(affinity, "1") == 0;
+  for (std::size_t i = 1; i < threads; ++i) {
+    workers_.emplace_back([this, i] { worker_loop(i); });
+    if (pin) pin_to_cpu(workers_.back(), i);
+  }
 }
 
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
-  work_ready_.notify_all();
+  wake_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::parallel_for(std::size_t n, std::size_t grain,
-                              const std::function<void(std::size_t, std::size_t)>& fn) {
+bool ThreadPool::claim(std::uint32_t generation, std::uint32_t chunks, std::uint32_t* chunk) {
+  std::uint64_t t = ticket_.load(std::memory_order_relaxed);
+  while (true) {
+    if (static_cast<std::uint32_t>(t >> 32) != generation) return false;
+    const auto next = static_cast<std::uint32_t>(t);
+    if (next >= chunks) return false;
+    if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      *chunk = next;
+      return true;
+    }
+  }
+}
+
+void ThreadPool::run_chunks(std::uint32_t generation) {
+  const RangeFn* fn = job_.load(std::memory_order_relaxed);
+  const std::size_t n = job_n_.load(std::memory_order_relaxed);
+  const std::uint32_t chunks = job_chunks_.load(std::memory_order_relaxed);
+  std::uint32_t c = 0;
+  // A successful claim proves the loop read above is still the current one: the caller
+  // publishes the next loop only after every chunk of this one is done.
+  while (claim(generation, chunks, &c)) {
+    (*fn)(c * n / chunks, (c + 1) * n / chunks);
+    chunks_done_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::parallel_for(std::size_t n, std::size_t grain, RangeFn fn) {
   if (n == 0) return;
   grain = std::max<std::size_t>(grain, 1);
   const std::size_t max_chunks = (n + grain - 1) / grain;
-  const std::size_t chunks = std::min(max_chunks, size() * 4);
+  const auto chunks = static_cast<std::uint32_t>(std::min(max_chunks, size() * 4));
   if (chunks <= 1 || workers_.empty()) {
     fn(0, n);
     return;
   }
-  std::unique_lock lock(mutex_);
-  job_ = &fn;
-  job_n_ = n;
-  chunks_ = chunks;
-  next_chunk_ = 0;
-  chunks_done_ = 0;
-  ++generation_;
-  work_ready_.notify_all();
-  // The caller works too.
-  while (next_chunk_ < chunks_) {
-    const std::size_t c = next_chunk_++;
-    lock.unlock();
-    fn(c * n / chunks, (c + 1) * n / chunks);
-    lock.lock();
-    ++chunks_done_;
+  const std::uint32_t generation = ++generation_;
+  job_.store(&fn, std::memory_order_relaxed);
+  job_n_.store(n, std::memory_order_relaxed);
+  job_chunks_.store(chunks, std::memory_order_relaxed);
+  chunks_done_.store(0, std::memory_order_relaxed);
+  ticket_.store(static_cast<std::uint64_t>(generation) << 32, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard lock(mutex_);
+    wake_.notify_all();
   }
-  work_done_.wait(lock, [this] { return chunks_done_ == chunks_; });
-  job_ = nullptr;
+  run_chunks(generation);  // the caller works too
+  for (unsigned spins = 0; chunks_done_.load(std::memory_order_acquire) != chunks; ++spins) {
+    if (spins < 4096) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 void ThreadPool::worker_loop(std::size_t) {
-  std::size_t seen = 0;
-  std::unique_lock lock(mutex_);
+  std::uint32_t seen = 0;
   while (true) {
-    work_ready_.wait(lock, [&] { return stop_ || (generation_ != seen && job_ != nullptr && next_chunk_ < chunks_); });
-    if (stop_) return;
-    seen = generation_;
-    while (job_ != nullptr && next_chunk_ < chunks_) {
-      const std::size_t c = next_chunk_++;
-      const auto* fn = job_;
-      const std::size_t n = job_n_, chunks = chunks_;
-      lock.unlock();
-      (*fn)(c * n / chunks, (c + 1) * n / chunks);
-      lock.lock();
-      if (++chunks_done_ == chunks_) work_done_.notify_all();
+    // Spin for a new generation, then sleep until one is published.
+    auto generation = [&] { return static_cast<std::uint32_t>(ticket_.load(std::memory_order_acquire) >> 32); };
+    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    for (unsigned i = 0; generation() == seen && !stop_.load(std::memory_order_relaxed); ++i) {
+      cpu_relax();
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() > spin_until) {
+        std::unique_lock lock(mutex_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.wait(lock, [&] { return stop_.load() || generation() != seen; });
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        break;
+      }
     }
+    if (stop_.load()) return;
+    seen = generation();
+    run_chunks(seen);
   }
 }
 

@@ -179,8 +179,11 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
       DAY0_ASSIGN_OR_RETURN(processor_, vision::load_processor_config(config, checkpoint_->dir()));
       DAY0_ASSIGN_OR_RETURN(image_ids_, vision::image_token_ids(config));
     }
+    decode_bytes_ = decode_weight_bytes(*checkpoint_, s_.experts, s_.top_k, s_.tied);
     return Status::ok();
   }
+
+  std::uint64_t decode_bytes_per_token() const override { return decode_bytes_; }
 
   // vision::ImageInputModel
   const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }
@@ -390,6 +393,7 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   std::vector<std::int64_t> index_slot_;  // per layer: index into the indexer caches, or -1
   std::int64_t kda_layers_ = 0, mla_layers_ = 0, indexer_layers_ = 0;
   bool dense_;
+  std::uint64_t decode_bytes_ = 0;
 };
 
 }  // namespace

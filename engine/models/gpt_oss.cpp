@@ -73,8 +73,11 @@ class GptOssModel final : public LoadedModel {
     final_norm_ = w.final_norm;
     lm_head_ = w.lm_head;
     layers_ = std::move(w.layers);
+    decode_bytes_ = decode_weight_bytes(*checkpoint_, s_.experts, s_.top_k, lm_head_.data == embed_.data);
     return Status::ok();
   }
+
+  std::uint64_t decode_bytes_per_token() const override { return decode_bytes_; }
 
   std::int64_t vocab_size() const override { return s_.vocab; }
   std::int64_t hidden_size() const override { return s_.hidden; }
@@ -180,8 +183,7 @@ class GptOssModel final : public LoadedModel {
         std::fill_n(o, d, 0.0f);
         for (std::int64_t j = lo; j <= pos; ++j) {
           const float p = scores[static_cast<std::size_t>(j - lo)] / z;
-          const float* vv = state.kv.value(layer, j) + kvh * d;
-          for (std::int64_t i = 0; i < d; ++i) o[i] += p * vv[i];
+          cpu::axpy(p, state.kv.value(layer, j) + kvh * d, o, d);
         }
       }
     });
@@ -249,6 +251,7 @@ class GptOssModel final : public LoadedModel {
   LoadOptions options_;
   cpu::Matrix embed_, final_norm_, lm_head_;
   std::vector<GptOssLayer> layers_;
+  std::uint64_t decode_bytes_ = 0;
 };
 
 Result<std::unique_ptr<LoadedModel>> load(const io::ModelConfig& config, std::shared_ptr<const io::Checkpoint> checkpoint,

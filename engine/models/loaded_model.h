@@ -59,7 +59,7 @@ class LoadedModel {
                          float* logits, ForwardTrace* trace) = 0;
 
   // Where it runs ("cpu", "cuda:0"), the device memory it holds by category (bytes), and the
-  // bytes one decode step must read (the roofline's numerator); empty / 0 on the CPU.
+  // bytes one decode step must read (the roofline's numerator); no device memory on the CPU.
   virtual std::string device_name() const { return "cpu"; }
   virtual std::vector<std::pair<std::string, std::uint64_t>> memory_report() const { return {}; }
   virtual std::uint64_t decode_bytes_per_token() const { return 0; }

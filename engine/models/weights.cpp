@@ -78,4 +78,20 @@ Result<std::vector<cpu::Mxfp4Matrix>> WeightSource::stacked_mxfp4(const std::str
   return out;
 }
 
+std::uint64_t decode_weight_bytes(const io::Checkpoint& checkpoint, std::int64_t experts, std::int64_t top_k,
+                                  bool tied_embedding) {
+  double bytes = 0;
+  for (const auto& [name, ref] : checkpoint.tensors()) {
+    const auto n = static_cast<double>(ref.info->nbytes());
+    if (name.find("visual.") != std::string::npos || name.find("vision") != std::string::npos) continue;
+    if (name.find("embed_tokens") != std::string::npos) {
+      if (tied_embedding) bytes += n;
+      continue;
+    }
+    const bool routed = name.find(".experts.") != std::string::npos && name.find("shared_experts") == std::string::npos;
+    bytes += routed && experts > 0 ? n * static_cast<double>(top_k) / static_cast<double>(experts) : n;
+  }
+  return static_cast<std::uint64_t>(bytes);
+}
+
 }  // namespace day0::models

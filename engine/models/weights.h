@@ -13,6 +13,13 @@
 
 namespace day0::models {
 
+// The weight bytes one decode step reads on the CPU (the roofline's numerator): every tensor of
+// the text model except the embedding table (one row per token) and the vision tower, routed
+// experts' tensors at top_k / experts of their size, and the embedding once more when it is
+// also the (tied) lm_head.
+std::uint64_t decode_weight_bytes(const io::Checkpoint& checkpoint, std::int64_t experts, std::int64_t top_k,
+                                  bool tied_embedding);
+
 class WeightSource {
  public:
   explicit WeightSource(std::shared_ptr<const io::Checkpoint> checkpoint) : checkpoint_(std::move(checkpoint)) {}

@@ -8,6 +8,7 @@
 #include "formats/mxfp4.h"
 
 namespace day0::cpu {
+namespace reference {
 
 void decode_row(const Matrix& m, std::int64_t row, float* out) {
   const std::size_t n = static_cast<std::size_t>(m.cols);
@@ -66,13 +67,13 @@ void linear_impl(ThreadPool& pool, const float* x, std::int64_t T, const W& w, c
   std::vector<float> bias_values;
   if (bias != nullptr) {
     bias_values.resize(static_cast<std::size_t>(N));
-    decode_row(Matrix{bias->dtype, bias->data, 1, N}, 0, bias_values.data());
+    reference::decode_row(Matrix{bias->dtype, bias->data, 1, N}, 0, bias_values.data());
   }
   const std::size_t grain = static_cast<std::size_t>(std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(K, 1)));
   pool.parallel_for(static_cast<std::size_t>(N), grain, [&](std::size_t begin, std::size_t end) {
     std::vector<float> row(static_cast<std::size_t>(K));
     for (std::size_t n = begin; n < end; ++n) {
-      decode_row(w, static_cast<std::int64_t>(n), row.data());
+      reference::decode_row(w, static_cast<std::int64_t>(n), row.data());
       const float b = bias != nullptr ? bias_values[n] : 0.0f;
       for (std::int64_t t = 0; t < T; ++t) y[t * N + static_cast<std::int64_t>(n)] = dot(x + t * K, row.data(), K) + b;
     }
@@ -88,6 +89,12 @@ void linear(ThreadPool& pool, const float* x, std::int64_t T, const Matrix& w, c
 void linear(ThreadPool& pool, const float* x, std::int64_t T, const Mxfp4Matrix& w, const Matrix* bias, float* y) {
   linear_impl(pool, x, T, w, bias, y);
 }
+
+void axpy(float a, const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+}  // namespace reference
 
 void rms_norm(const float* x, std::int64_t T, std::int64_t D, const Matrix& weight, float eps, float* y) {
   std::vector<float> w(static_cast<std::size_t>(D));

@@ -1,8 +1,13 @@
 #pragma once
-// The CPU backend's operators: plain fp32 arithmetic, threaded over output rows, reading weights
-// in their stored dtype (bf16, f16, f32, MXFP4) straight from the checkpoint's memory map and
-// converting row by row as they compute. This is the reference every GPU kernel is checked
-// against, so each op says exactly what it computes.
+// The CPU backend's operators: fp32 arithmetic, threaded over output rows, reading weights in
+// their stored dtype (bf16, f16, f32, MXFP4) straight from the checkpoint's memory map and
+// converting as they compute. Each op says exactly what it computes.
+//
+// Two implementations stand behind them (cpu_kernels.h selects): `reference`, plain loops that
+// decode a row to floats and dot it, the oracle every GPU kernel and the fast path are checked
+// against; and `fast`, vectorised kernels per instruction set that decode weights in registers
+// and serve a tile of tokens per decoded row. Both keep activations and sums in fp32 and decode
+// every weight exactly; they differ only in the order of the additions.
 #include <cstdint>
 #include <span>
 
@@ -28,6 +33,9 @@ struct Mxfp4Matrix {
   std::int64_t cols = 0;
 };
 
+// The operators below run the selected kernel set (cpu_kernels.h): fast unless
+// DAY0_CPU_KERNELS=reference.
+
 // out[0..cols) = row `row` of m as float.
 void decode_row(const Matrix& m, std::int64_t row, float* out);
 void decode_row(const Mxfp4Matrix& m, std::int64_t row, float* out);
@@ -45,5 +53,27 @@ void rms_norm(const float* x, std::int64_t T, std::int64_t D, const Matrix& weig
 void rope_halves(float* x, std::int64_t T, std::int64_t heads, std::int64_t d, const float* cos, const float* sin);
 
 float dot(const float* a, const float* b, std::int64_t n);
+// y[i] += a * x[i] for i < n.
+void axpy(float a, const float* x, float* y, std::int64_t n);
+
+// The same operators, each implementation by name (tests compare them).
+namespace reference {
+void decode_row(const Matrix& m, std::int64_t row, float* out);
+void decode_row(const Mxfp4Matrix& m, std::int64_t row, float* out);
+void linear(ThreadPool& pool, const float* x, std::int64_t T, const Matrix& w, const Matrix* bias, float* y);
+void linear(ThreadPool& pool, const float* x, std::int64_t T, const Mxfp4Matrix& w, const Matrix* bias, float* y);
+float dot(const float* a, const float* b, std::int64_t n);
+void axpy(float a, const float* x, float* y, std::int64_t n);
+}  // namespace reference
+
+// With the instruction set kernel_isa() names.
+namespace fast {
+void decode_row(const Matrix& m, std::int64_t row, float* out);
+void decode_row(const Mxfp4Matrix& m, std::int64_t row, float* out);
+void linear(ThreadPool& pool, const float* x, std::int64_t T, const Matrix& w, const Matrix* bias, float* y);
+void linear(ThreadPool& pool, const float* x, std::int64_t T, const Mxfp4Matrix& w, const Matrix* bias, float* y);
+float dot(const float* a, const float* b, std::int64_t n);
+void axpy(float a, const float* x, float* y, std::int64_t n);
+}  // namespace fast
 
 }  // namespace day0::cpu

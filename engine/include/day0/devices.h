@@ -35,6 +35,15 @@ DeviceReport discover_devices();
 // Memory the system can give now without swapping (MemAvailable of /proc/meminfo), in bytes;
 // 0 when it cannot be read.
 std::uint64_t available_memory_bytes();
+// The CPU's memory read bandwidth in GB/s (1e9 bytes/s), measured now: `threads` threads
+// (0 = one per hardware thread) each stream through their part of a buffer larger than the
+// caches; the best of three passes. About a second. The roofline of CPU decoding, which must
+// read every active weight once per token.
+double measure_cpu_read_gbps(int threads);
+// Which CPU kernels the engine runs: "fast (avx512)", "fast (avx2)", "fast (portable)" or
+// "reference" (DAY0_CPU_KERNELS, DAY0_CPU_ISA).
+std::string cpu_kernel_description();
+
 // One line per device, e.g. "cuda:0 NVIDIA H200, sm_90, 132 SMs, 139.8 GiB (FP8)".
 std::vector<std::string> describe_devices(const DeviceReport& report);
 

@@ -45,7 +45,7 @@ struct ModelSummary {
   // Device memory by category (weights, expert_cache, fp8_workspace, kv_cache, activations,
   // peak_total), in bytes; empty on the CPU.
   std::vector<std::pair<std::string, std::uint64_t>> device_memory;
-  std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads (GPU), for rooflines
+  std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads, for rooflines
   // For a model that reads images: the tokens that stand for one image in a prompt (begin,
   // image, end; the engine expands the image token to the image's features). Empty otherwise.
   std::vector<std::int32_t> image_placeholder_ids;
