@@ -43,7 +43,8 @@ run: build
 	  echo "  $(BUILD_DIR)/bin/day0-cli make-demo-model $(BUILD_DIR)/demo-model"; \
 	  echo "  $(BUILD_DIR)/bin/day0-cli chat --model $(BUILD_DIR)/demo-model"; \
 	else \
-	  [ -f $(BUILD_DIR)/demo-model/day0-demo.json ] || $(BUILD_DIR)/bin/day0-cli make-demo-model $(BUILD_DIR)/demo-model; \
+	  cmp -s resources/demo-model/day0-demo.json $(BUILD_DIR)/demo-model/day0-demo.json || \
+	    { rm -rf $(BUILD_DIR)/demo-model && $(BUILD_DIR)/bin/day0-cli make-demo-model $(BUILD_DIR)/demo-model; }; \
 	  $(BUILD_DIR)/bin/day0 --model $(BUILD_DIR)/demo-model; \
 	fi
 

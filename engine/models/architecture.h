@@ -31,6 +31,10 @@ struct ExpectedTensor {
   DType dtype;
   std::vector<std::uint64_t> shape;
   TensorRole role = TensorRole::other;
+  // Routed experts only: the decoder layer, and the expert the tensor holds, or -1 when it holds
+  // every expert of the layer stacked along its first dimension (expert_locations() reads these).
+  std::int32_t layer = -1;
+  std::int32_t expert = -1;
 };
 
 struct MoeLayout {

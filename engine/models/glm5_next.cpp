@@ -136,12 +136,15 @@ void add_text(std::vector<ExpectedTensor>& t, const Glm5Config& s) {
       } else {
         for (u64 e = 0; e < E; ++e) {
           const std::string x = f + "experts." + std::to_string(e) + ".";
+          const std::size_t first_of_expert = t.size();
           add_linear(t, x + "gate_proj", I, H, false);
           add_linear(t, x + "up_proj", I, H, false);
           add_linear(t, x + "down_proj", H, I, false);
+          for (std::size_t i = first_of_expert; i < t.size(); ++i) t[i].expert = static_cast<std::int32_t>(e);
         }
       }
       set_role(t, first, TensorRole::routed_experts);
+      for (std::size_t i = first; i < t.size(); ++i) t[i].layer = static_cast<std::int32_t>(li);
       first = t.size();
       if (s.shared > 0) {
         const u64 Is = I * static_cast<u64>(s.shared);

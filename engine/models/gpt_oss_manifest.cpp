@@ -102,6 +102,7 @@ std::vector<ExpectedTensor> gpt_oss_tensors(const GptOssConfig& s) {
       t.push_back({p + d.suffix, b, shape});
     }
     const std::string e = experts_prefix(l);
+    const std::size_t first_expert_tensor = t.size();
     if (s.mxfp4) {
       t.push_back({e + "gate_up_proj_blocks", DType::u8, {E, 2 * I, H / 32, 16}});
       t.push_back({e + "gate_up_proj_scales", DType::u8, {E, 2 * I, H / 32}});
@@ -113,6 +114,7 @@ std::vector<ExpectedTensor> gpt_oss_tensors(const GptOssConfig& s) {
     }
     t.push_back({e + "gate_up_proj_bias", b, {E, 2 * I}});
     t.push_back({e + "down_proj_bias", b, {E, H}});
+    for (std::size_t i = first_expert_tensor; i < t.size(); ++i) t[i].layer = static_cast<std::int32_t>(l);
   }
   t.push_back({kFinalNorm, b, {H}});
   if (!s.tied) t.push_back({kLmHead, b, {static_cast<u>(s.vocab), H}});

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/checkpoint.h"
+#include "models/expert_locations.h"
 #include "io/json_util.h"
 #include "io/model_config.h"
 #include "limits/memory_plan.h"
@@ -166,6 +167,18 @@ Result<ModelInfo> inspect_model(const std::filesystem::path& dir) {
     }
     for (const auto& t : expected)
       if (!checkpoint->find(t.name)) add_warning(info, suppressed, "tensor " + t.name + " is missing");
+    if (info.supported && std::any_of(expected.begin(), expected.end(),
+                                      [](const auto& t) { return t.role == models::TensorRole::routed_experts; })) {
+      const auto experts = models::expert_locations(*checkpoint, expected);
+      if (experts) {
+        for (const auto& e : *experts) {
+          info.bytes_per_expert = std::max(info.bytes_per_expert, e.bytes);
+          info.expert_byte_ranges = std::max<std::uint64_t>(info.expert_byte_ranges, e.ranges.size());
+        }
+      } else {
+        add_warning(info, suppressed, experts.status().message());
+      }
+    }
   } else {
     info.count_source = "config";
     if (index) {
@@ -321,6 +334,9 @@ std::string format_model_info(const ModelInfo& info) {
     line("Layers", std::to_string(info.layers));
   }
   line("Expert format", info.expert_format);
+  if (info.bytes_per_expert > 0)
+    line("Expert bytes", fmt::format("{} per expert, in {} contiguous file ranges (one per expert tensor)",
+                                     human_bytes(info.bytes_per_expert), info.expert_byte_ranges));
   if (info.gpu_weight_bytes > 0)
     line("GPU plan",
          fmt::format("weights {} + workspaces {}; caches for the whole {}-token context {}: {} in all",
@@ -364,6 +380,8 @@ std::string model_info_json(const ModelInfo& info) {
   j["vision_params"] = info.vision_params;
   j["layers"] = info.layers;
   j["moe_layers"] = info.moe_layers;
+  j["bytes_per_expert"] = info.bytes_per_expert;
+  j["expert_byte_ranges"] = info.expert_byte_ranges;
   j["routed_experts"] = info.routed_experts;
   j["experts_per_token"] = info.experts_per_token;
   j["shared_experts"] = info.shared_experts;

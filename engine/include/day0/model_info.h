@@ -40,6 +40,8 @@ struct ModelInfo {
 
   std::uint64_t total_params = 0;
   std::uint64_t params_per_expert = 0;         // one routed expert of one layer
+  std::uint64_t bytes_per_expert = 0;          // its stored bytes (largest over layers; with the weights)
+  std::uint64_t expert_byte_ranges = 0;        // contiguous file ranges that hold one expert
   std::uint64_t active_params_per_token = 0;   // excludes the embedding table and vision tower
   std::uint64_t vision_params = 0;
 
