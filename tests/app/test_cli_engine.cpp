@@ -409,6 +409,23 @@ class TestCliEngine : public QObject {
     QVERIFY2(r.err.contains("chat template"), qPrintable(r.err));
   }
 
+  void benchExpertsReadsEveryExpert() {
+    // tiny-gpt-oss: 4 layers x 8 experts of 6,912 bytes (MXFP4 blocks and scales, bf16 biases).
+    for (const char* mode : {"", "--direct"}) {
+      QStringList args{"bench-experts", kData + "/models/tiny-gpt-oss", "--json", "--readers", "3"};
+      if (*mode) args << mode;
+      const auto r = run_program(kCli, args, quiet_env());
+      QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+      const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+      QCOMPARE(o["experts"].toInt(), 32);
+      QCOMPARE(o["bytes"].toInteger(), 32 * 6912);
+      QVERIFY(o["gb_per_s"].toDouble() > 0);
+      if (!*mode) QCOMPARE(o["direct"].toBool(), false);
+    }
+    const auto r = run_program(kCli, {"bench-experts", kData + "/models/tiny-gpt-oss", "--readers", "0"}, quiet_env());
+    QCOMPARE(r.exit_code, 2);
+  }
+
   void verifyExitCodes() {
     auto r = run_program(kCli,
                          {"verify", "--model", kData + "/models/tiny-gpt-oss", "--reference",

@@ -1,6 +1,7 @@
 #pragma once
-// Writing model folders: random-weight checkpoints with the exact tensor shapes of a real
-// configuration (for benchmarks), laid out as the family's released checkpoints are.
+// Tools on model folders: random-weight checkpoints with the exact tensor shapes of a real
+// configuration (for benchmarks), laid out as the family's released checkpoints are, and the
+// measured rate of reading a checkpoint's experts from disk.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -22,5 +23,25 @@ struct RandomCheckpointOptions {
 // magnitude. The weights are random: the model produces noise, at the speed of the real one.
 Status write_random_checkpoint(const std::filesystem::path& config_file, const std::filesystem::path& out_dir,
                                const RandomCheckpointOptions& options = {});
+
+}  // namespace day0
+
+namespace day0 {
+
+// What reading routed experts from a checkpoint's shards costs on this machine (the expert
+// store's path: pread of each expert's byte ranges on `readers` threads, O_DIRECT with `direct`).
+struct ExpertReadFigures {
+  std::uint64_t experts = 0;  // experts read whole
+  std::uint64_t bytes = 0;
+  double seconds = 0;         // wall time
+  double gb_per_s = 0;        // bytes / seconds / 1e9
+  bool direct = false;        // O_DIRECT was in use (asked for and allowed by the filesystem)
+  std::size_t readers = 0;
+};
+
+// Reads experts in checkpoint order, batches of `batch` experts at a time, until `max_bytes` (0:
+// every expert) have been read.
+Result<ExpertReadFigures> measure_expert_reads(const std::filesystem::path& dir, bool direct, std::size_t readers,
+                                               std::uint64_t max_bytes, std::size_t batch = 8);
 
 }  // namespace day0
