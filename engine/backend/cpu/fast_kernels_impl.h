@@ -22,16 +22,16 @@ constexpr int kVecs = static_cast<int>(kBlockValues) / V::W;  // vectors per 32-
 
 inline std::int64_t min64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
 
-// sums[r] = dot(row blocks [0, nblocks), x + r * ldx) for r < Tile.
+// sums[r] = dot(row blocks [b0, b1), x + r * ldx) for r < Tile.
 template <int Tile, class Row>
-inline void dot_tile(const Row& row, std::int64_t nblocks, const float* x, std::int64_t ldx, float* sums) {
+inline void dot_tile(const Row& row, std::int64_t b0, std::int64_t b1, const float* x, std::int64_t ldx, float* sums) {
   // Independent accumulators per token hide the FMA latency: all kVecs of them when one token
   // is in flight (decoding), two when the tile already supplies parallel chains.
   constexpr int A = Tile == 1 ? kVecs : (kVecs >= 2 ? 2 : 1);
   typename V::vec acc[Tile][A];
   for (int r = 0; r < Tile; ++r)
     for (int a = 0; a < A; ++a) acc[r][a] = V::zero();
-  for (std::int64_t b = 0; b < nblocks; ++b) {
+  for (std::int64_t b = b0; b < b1; ++b) {
     typename V::vec w[kVecs];
     row.block(b, w);
     const float* xb = x + b * kBlockValues;
@@ -50,8 +50,76 @@ template <int Tile, class Row>
 inline void store_tile(const Row& row, std::int64_t nblocks, const float* x, std::int64_t K, float b, float* y,
                        std::int64_t ldy) {
   float sums[Tile];
-  dot_tile<Tile>(row, nblocks, x, K, sums);
+  dot_tile<Tile>(row, 0, nblocks, x, K, sums);
   for (int r = 0; r < Tile; ++r) y[r * ldy] = sums[r] + row.tail(x + r * K) + b;
+}
+
+// Prompts (many tokens): for a chunk of kChunkBlocks blocks of K and a tile of R tokens, the
+// tile's activations are first packed block-major ([block][token][32], 16 KB for R = 8), so that
+// every load of the FMA loop is at a fixed offset from one pointer (no per-token address
+// registers) and comes from L1; then every row of the range is dotted against the packed tile,
+// its chunk decoded once for the R tokens. y starts at the bias (and the products past the last
+// whole block of K) and gathers each chunk's partial sums.
+constexpr std::int64_t kChunkBlocks = 16;
+
+template <int Tile, class Row>
+inline void dot_packed(const Row& row, std::int64_t b0, std::int64_t b1, const float* xp, float* sums) {
+  constexpr int A = kVecs >= 2 ? 2 : 1;
+  typename V::vec acc[Tile][A];
+  for (int r = 0; r < Tile; ++r)
+    for (int a = 0; a < A; ++a) acc[r][a] = V::zero();
+  for (std::int64_t b = b0; b < b1; ++b, xp += Tile * kBlockValues) {
+    typename V::vec w[kVecs];
+    row.block(b, w);
+    for (int r = 0; r < Tile; ++r)
+      for (int i = 0; i < kVecs; ++i)
+        acc[r][i % A] = V::fma(w[i], V::load(xp + r * kBlockValues + i * V::W), acc[r][i % A]);
+  }
+  for (int r = 0; r < Tile; ++r) {
+    typename V::vec s = acc[r][0];
+    for (int a = 1; a < A; ++a) s = V::add(s, acc[r][a]);
+    sums[r] = V::hsum(s);
+  }
+}
+
+// `valid` tokens of the tile are real; the rest of the packed tile is zeros, and their sums are
+// dropped (a ragged tail costs one decode of the rows, not one per smaller tile).
+template <int Tile, class RowAt>
+inline void chunk_tile(const RowAt& row_at, std::int64_t n0, std::int64_t n1, std::int64_t b0, std::int64_t b1,
+                       const float* x, std::int64_t K, int valid, float* packed, float* y, std::int64_t ldy) {
+  for (std::int64_t b = b0; b < b1; ++b)
+    for (int r = 0; r < Tile; ++r) {
+      float* dst = packed + ((b - b0) * Tile + r) * kBlockValues;
+      if (r < valid) std::memcpy(dst, x + r * K + b * kBlockValues, kBlockValues * sizeof(float));
+      else std::memset(dst, 0, kBlockValues * sizeof(float));
+    }
+  float sums[Tile];
+  for (std::int64_t n = n0; n < n1; ++n) {
+    dot_packed<Tile>(row_at(n), b0, b1, packed, sums);
+    for (int r = 0; r < valid; ++r) y[r * ldy + n] += sums[r];
+  }
+}
+
+// Not inlined into linear_rows: the decode path (one token) keeps its own code as it was.
+template <class RowAt>
+[[gnu::noinline]] void linear_rows_blocked(const float* x, std::int64_t T, std::int64_t K, const RowAt& row_at, const float* bias,
+                                float* y, std::int64_t ldy, std::int64_t n0, std::int64_t n1) {
+  const std::int64_t nblocks = K / kBlockValues;
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t n = n0; n < n1; ++n)
+      y[t * ldy + n] = (bias != nullptr ? bias[n] : 0.0f) + row_at(n).tail(x + t * K);
+  alignas(64) float packed[kChunkBlocks * V::R * kBlockValues];
+  for (std::int64_t b0 = 0; b0 < nblocks; b0 += kChunkBlocks) {
+    const std::int64_t b1 = min64(nblocks, b0 + kChunkBlocks);
+    std::int64_t t = 0;
+    for (; t + V::R <= T; t += V::R)
+      chunk_tile<V::R>(row_at, n0, n1, b0, b1, x + t * K, K, V::R, packed, y + t * ldy, ldy);
+    if (const auto rest = static_cast<int>(T - t); rest > 2) {
+      chunk_tile<V::R>(row_at, n0, n1, b0, b1, x + t * K, K, rest, packed, y + t * ldy, ldy);
+    } else if (rest > 0) {
+      chunk_tile<2>(row_at, n0, n1, b0, b1, x + t * K, K, rest, packed, y + t * ldy, ldy);
+    }
+  }
 }
 
 // RowAt(n) gives row n's decoder: block(b, out) and tail(x) (the products past the last whole
@@ -60,6 +128,7 @@ template <class RowAt>
 inline void linear_rows(const float* x, std::int64_t T, std::int64_t K, const RowAt& row_at, const float* bias, float* y,
                         std::int64_t ldy, std::int64_t n0, std::int64_t n1) {
   const std::int64_t nblocks = K / kBlockValues;
+  if (T >= 2 * V::R) return linear_rows_blocked(x, T, K, row_at, bias, y, ldy, n0, n1);
   for (std::int64_t t0 = 0; t0 < T; t0 += kTokenTile) {
     const std::int64_t t1 = min64(T, t0 + kTokenTile);
     for (std::int64_t n = n0; n < n1; ++n) {
