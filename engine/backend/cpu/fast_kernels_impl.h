@@ -22,8 +22,10 @@ constexpr int kVecs = static_cast<int>(kBlockValues) / V::W;  // vectors per 32-
 
 inline std::int64_t min64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
 
-// sums[r] = dot(row blocks [b0, b1), x + r * ldx) for r < Tile.
-template <int Tile, class Row>
+// sums[r] = dot(row blocks [b0, b1), token r's activations) for r < Tile. Token r's block b is at
+// x + b * 32 + r * ldx, or, Packed (block-major [b - b0][r][32], see linear_rows_blocked), at
+// x + ((b - b0) * Tile + r) * 32: constant offsets from one pointer.
+template <int Tile, bool Packed, class Row>
 inline void dot_tile(const Row& row, std::int64_t b0, std::int64_t b1, const float* x, std::int64_t ldx, float* sums) {
   // Independent accumulators per token hide the FMA latency: all kVecs of them when one token
   // is in flight (decoding), two when the tile already supplies parallel chains.
@@ -34,10 +36,12 @@ inline void dot_tile(const Row& row, std::int64_t b0, std::int64_t b1, const flo
   for (std::int64_t b = b0; b < b1; ++b) {
     typename V::vec w[kVecs];
     row.block(b, w);
-    const float* xb = x + b * kBlockValues;
+    const float* xb = Packed ? x + (b - b0) * Tile * kBlockValues : x + b * kBlockValues;
     for (int r = 0; r < Tile; ++r)
-      for (int i = 0; i < kVecs; ++i)
-        acc[r][i % A] = V::fma(w[i], V::load(xb + r * ldx + i * V::W), acc[r][i % A]);
+      for (int i = 0; i < kVecs; ++i) {
+        const float* xr = Packed ? xb + r * kBlockValues : xb + r * ldx;
+        acc[r][i % A] = V::fma(w[i], V::load(xr + i * V::W), acc[r][i % A]);
+      }
   }
   for (int r = 0; r < Tile; ++r) {
     typename V::vec s = acc[r][0];
@@ -50,7 +54,7 @@ template <int Tile, class Row>
 inline void store_tile(const Row& row, std::int64_t nblocks, const float* x, std::int64_t K, float b, float* y,
                        std::int64_t ldy) {
   float sums[Tile];
-  dot_tile<Tile>(row, 0, nblocks, x, K, sums);
+  dot_tile<Tile, false>(row, 0, nblocks, x, K, sums);
   for (int r = 0; r < Tile; ++r) y[r * ldy] = sums[r] + row.tail(x + r * K) + b;
 }
 
@@ -61,26 +65,6 @@ inline void store_tile(const Row& row, std::int64_t nblocks, const float* x, std
 // its chunk decoded once for the R tokens. y starts at the bias (and the products past the last
 // whole block of K) and gathers each chunk's partial sums.
 constexpr std::int64_t kChunkBlocks = 16;
-
-template <int Tile, class Row>
-inline void dot_packed(const Row& row, std::int64_t b0, std::int64_t b1, const float* xp, float* sums) {
-  constexpr int A = kVecs >= 2 ? 2 : 1;
-  typename V::vec acc[Tile][A];
-  for (int r = 0; r < Tile; ++r)
-    for (int a = 0; a < A; ++a) acc[r][a] = V::zero();
-  for (std::int64_t b = b0; b < b1; ++b, xp += Tile * kBlockValues) {
-    typename V::vec w[kVecs];
-    row.block(b, w);
-    for (int r = 0; r < Tile; ++r)
-      for (int i = 0; i < kVecs; ++i)
-        acc[r][i % A] = V::fma(w[i], V::load(xp + r * kBlockValues + i * V::W), acc[r][i % A]);
-  }
-  for (int r = 0; r < Tile; ++r) {
-    typename V::vec s = acc[r][0];
-    for (int a = 1; a < A; ++a) s = V::add(s, acc[r][a]);
-    sums[r] = V::hsum(s);
-  }
-}
 
 // `valid` tokens of the tile are real; the rest of the packed tile is zeros, and their sums are
 // dropped (a ragged tail costs one decode of the rows, not one per smaller tile).
@@ -95,7 +79,7 @@ inline void chunk_tile(const RowAt& row_at, std::int64_t n0, std::int64_t n1, st
     }
   float sums[Tile];
   for (std::int64_t n = n0; n < n1; ++n) {
-    dot_packed<Tile>(row_at(n), b0, b1, packed, sums);
+    dot_tile<Tile, true>(row_at(n), b0, b1, packed, 0, sums);
     for (int r = 0; r < valid; ++r) y[r * ldy + n] += sums[r];
   }
 }

@@ -20,6 +20,7 @@
 #include "models/architecture.h"
 #include "models/expert_locations.h"
 #include "models/gpt_oss_manifest.h"
+#include "opened_checkpoint.h"
 
 using namespace day0;
 namespace fs = std::filesystem;
@@ -44,27 +45,6 @@ std::vector<std::uint8_t> pread_range(const fs::path& file, std::uint64_t offset
   return out;
 }
 
-struct Opened {
-  std::shared_ptr<const io::Checkpoint> checkpoint;
-  std::vector<models::ExpectedTensor> manifest;
-  std::optional<io::ModelConfig> config;
-};
-
-Opened open_model(const fs::path& dir) {
-  Opened o;
-  auto config = io::ModelConfig::load(dir);
-  if (!config) return o;
-  const auto* arch = models::find_architecture(config->model_type());
-  if (arch == nullptr) return o;
-  auto manifest = arch->expected_tensors(*config);
-  auto checkpoint = io::Checkpoint::open(dir);
-  if (!manifest || !checkpoint) return o;
-  o.manifest = std::move(*manifest);
-  o.checkpoint = std::move(*checkpoint);
-  o.config = std::move(*config);
-  return o;
-}
-
 bool same_bytes(const std::vector<std::uint8_t>& read, const void* bound, std::uint64_t n) {
   return read.size() == n && std::memcmp(read.data(), bound, n) == 0;
 }
@@ -83,7 +63,7 @@ class TestExpertLocations : public QObject {
 
   void gptOssExpertsAreTheBoundExperts() {
     QFETCH(QString, dir);
-    const Opened o = open_model(dir.toStdString());
+    const auto o = test::open_checkpoint(dir.toStdString());
     QVERIFY(o.checkpoint && o.config);
     const auto cfg = models::read_gpt_oss_config(*o.config);
     QVERIFY(cfg.is_ok());
@@ -116,8 +96,8 @@ class TestExpertLocations : public QObject {
   void glmExpertsPerTensorAndStacked() {
     // tiny-glm5-hc4 stores each expert's gate/up/down as its own bf16 tensors (as transformers
     // saves them); tiny-glm5-hc4-mxfp4 is the same weights with the experts stacked in MXFP4.
-    const Opened bf = open_model(kData / "models/tiny-glm5-hc4");
-    const Opened mx = open_model(kData / "models/tiny-glm5-hc4-mxfp4");
+    const auto bf = test::open_checkpoint(kData / "models/tiny-glm5-hc4");
+    const auto mx = test::open_checkpoint(kData / "models/tiny-glm5-hc4-mxfp4");
     QVERIFY(bf.checkpoint && mx.checkpoint);
     const auto a = models::expert_locations(*bf.checkpoint, bf.manifest);
     const auto b = models::expert_locations(*mx.checkpoint, mx.manifest);
@@ -165,7 +145,7 @@ class TestExpertLocations : public QObject {
     std::ifstream(dir / "config.json") >> config;
     config["intermediate_size"] = config["intermediate_size"].get<int>() * 2;
     std::ofstream(dir / "config.json") << config.dump(2);
-    const Opened o = open_model(dir);
+    const auto o = test::open_checkpoint(dir);
     QVERIFY(o.checkpoint);
     const auto experts = models::expert_locations(*o.checkpoint, o.manifest);
     QVERIFY(!experts.is_ok());

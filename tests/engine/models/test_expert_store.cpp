@@ -14,6 +14,7 @@
 #include "io/model_config.h"
 #include "models/architecture.h"
 #include "models/expert_locations.h"
+#include "opened_checkpoint.h"
 
 using namespace day0;
 namespace fs = std::filesystem;
@@ -22,28 +23,6 @@ namespace {
 
 const fs::path kData = DAY0_TEST_DATA_DIR;
 const fs::path kSource = DAY0_SOURCE_DIR;
-
-struct Opened {
-  std::shared_ptr<const io::Checkpoint> checkpoint;
-  std::vector<models::ExpertLocation> experts;
-  std::vector<fs::path> shards;
-};
-
-Opened open_model(const fs::path& dir) {
-  Opened m;
-  auto config = io::ModelConfig::load(dir);
-  if (!config) return m;
-  const auto* arch = models::find_architecture(config->model_type());
-  auto manifest = arch ? arch->expected_tensors(*config) : Result<std::vector<models::ExpectedTensor>>(Status());
-  auto checkpoint = io::Checkpoint::open(dir);
-  if (!arch || !manifest || !checkpoint) return m;
-  m.checkpoint = std::move(*checkpoint);
-  auto experts = models::expert_locations(*m.checkpoint, *manifest);
-  if (!experts) return m;
-  m.experts = std::move(*experts);
-  for (const auto& s : m.checkpoint->shards()) m.shards.push_back(s.path());
-  return m;
-}
 
 // The expert's bytes as the mapped checkpoint holds them, ranges back to back.
 std::vector<std::uint8_t> mapped_bytes(const io::Checkpoint& c, const models::ExpertLocation& e) {
@@ -79,7 +58,7 @@ class TestExpertStore : public QObject {
   void readsEveryExpert() {
     QFETCH(QString, dir);
     QFETCH(bool, direct);
-    Opened m = open_model(dir.toStdString());
+    auto m = test::open_checkpoint(dir.toStdString());
     QVERIFY(m.checkpoint && !m.experts.empty());
     const auto want = m.experts;
     auto store = experts::ExpertStore::open(m.shards, m.experts, {.readers = 3, .direct = direct});
@@ -115,7 +94,7 @@ class TestExpertStore : public QObject {
   }
 
   void badRequestsAreRefused() {
-    Opened m = open_model(kData / "models/tiny-gpt-oss");
+    auto m = test::open_checkpoint(kData / "models/tiny-gpt-oss");
     auto store = experts::ExpertStore::open(m.shards, m.experts);
     QVERIFY(store.is_ok());
     std::vector<std::uint8_t> small(16);
@@ -147,7 +126,7 @@ class TestExpertStore : public QObject {
     const fs::path dir = tmp.path().toStdString();
     for (const auto& entry : fs::directory_iterator(kData / "models/tiny-gpt-oss"))
       fs::copy_file(entry.path(), dir / entry.path().filename());
-    Opened m = open_model(dir);
+    auto m = test::open_checkpoint(dir);
     QVERIFY(m.checkpoint);
     auto store = experts::ExpertStore::open(m.shards, m.experts);
     QVERIFY(store.is_ok());

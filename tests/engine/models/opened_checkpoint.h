@@ -1,0 +1,42 @@
+#pragma once
+// A checkpoint folder opened as the engine opens it, for tests that look at its tensors: the
+// config, the architecture's manifest of tensors, the mapped shards and, from them, where each
+// routed expert lies. Empty members mean the folder did not open.
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "io/checkpoint.h"
+#include "io/model_config.h"
+#include "models/architecture.h"
+#include "models/expert_locations.h"
+
+namespace day0::test {
+
+struct OpenedCheckpoint {
+  std::optional<io::ModelConfig> config;
+  std::vector<models::ExpectedTensor> manifest;
+  std::shared_ptr<const io::Checkpoint> checkpoint;
+  std::vector<models::ExpertLocation> experts;  // empty when expert_locations() refused
+  std::vector<std::filesystem::path> shards;    // the shard files, in Checkpoint::shards() order
+};
+
+inline OpenedCheckpoint open_checkpoint(const std::filesystem::path& dir) {
+  OpenedCheckpoint o;
+  auto config = io::ModelConfig::load(dir);
+  if (!config) return o;
+  const auto* arch = models::find_architecture(config->model_type());
+  if (arch == nullptr) return o;
+  auto manifest = arch->expected_tensors(*config);
+  auto checkpoint = io::Checkpoint::open(dir);
+  if (!manifest || !checkpoint) return o;
+  o.config = std::move(*config);
+  o.manifest = std::move(*manifest);
+  o.checkpoint = std::move(*checkpoint);
+  for (const auto& s : o.checkpoint->shards()) o.shards.push_back(s.path());
+  if (auto experts = models::expert_locations(*o.checkpoint, o.manifest)) o.experts = std::move(*experts);
+  return o;
+}
+
+}  // namespace day0::test
