@@ -35,16 +35,6 @@ REPO = HERE.parent.parent
 VOCAB = 3072  # BPE vocabulary before the special tokens
 SEQ = 256  # training window in tokens
 
-GPT_OSS_SPECIALS = ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|startoftext|>",
-                    "<|endoftext|>", "<|call|>", "<|return|>", "<|endofprompt|>"]
-GLM_SPECIALS = ["<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
-                "<|assistant|>", "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>",
-                "<|end_of_video|>", "<|begin_of_audio|>", "<|end_of_audio|>", "<|begin_of_transcription|>",
-                "<|end_of_transcription|>", "<|code_prefix|>", "<|code_middle|>", "<|code_suffix|>", "<think>",
-                "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>",
-                "</arg_key>", "<arg_value>", "</arg_value>", "/nothink", "<|begin_of_box|>", "<|end_of_box|>",
-                "<|image|>", "<|video|>"]
-
 SYSTEM_PROMPTS = ["You are a helpful assistant.", "You are a helpful assistant. Answer briefly.",
                   "Answer questions about Python.", "You are Day0, a local assistant."]
 
@@ -143,12 +133,14 @@ def questions(e):
 # tokenizer
 # ---------------------------------------------------------------------------------------------
 
-def split_pattern():
-    # the o200k-style pre-tokenizer split of gpt-oss (letters with their case, 1-3 digit numbers,
-    # punctuation runs, newlines, spaces)
-    return (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-            r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-            r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+def reference_tool(name):
+    """A module of tools/reference (the fixture tools): the special tokens and pre-tokenizer split
+    of each family, and the MXFP4 writer, are defined there once."""
+    import importlib
+
+    if str(REPO / "tools/reference") not in sys.path:
+        sys.path.insert(0, str(REPO / "tools/reference"))
+    return importlib.import_module(name)
 
 
 def train_tokenizer(args):
@@ -160,7 +152,9 @@ def train_tokenizer(args):
     texts += [answer_text(e, rng) for e in corpus]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(split_pattern()), behavior="isolated", invert=False),
+        # gpt-oss's o200k split (letters with their case, 1-3 digit numbers, punctuation runs, newlines)
+        pre_tokenizers.Split(Regex(reference_tool("make_tokenizer_fixtures").O200K_PATTERN), behavior="isolated",
+                             invert=False),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()
@@ -178,13 +172,14 @@ def family_tokenizer(args, family):
     import transformers
     from tokenizers import Tokenizer
 
+    tokfix = reference_tool("make_tokenizer_fixtures")
     tok = Tokenizer.from_file(str(args.out / "tokenizer-base.json"))
     if family == "gpt-oss":
-        tok.add_special_tokens(GPT_OSS_SPECIALS)
+        tok.add_special_tokens(tokfix.HARMONY_SPECIALS)
         template = (REPO / "resources/demo-model/chat_template.jinja").read_text()
         kw = {"eos_token": "<|return|>", "pad_token": "<|endoftext|>"}
     else:
-        tok.add_special_tokens(GLM_SPECIALS)
+        tok.add_special_tokens(tokfix.GLM_SPECIALS)
         template = (REPO / "tests/data/chat_templates/GLM-4.7-Flash.jinja").read_text()
         kw = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"}
     cls = getattr(transformers, "PreTrainedTokenizerFast", None) or getattr(transformers, "TokenizersBackend")
@@ -385,7 +380,7 @@ def batches(seqs, batch, seed):
         epoch += 1
 
 
-def nll(model, seqs, dev, family):
+def nll(model, seqs, dev):
     """Mean negative log-likelihood per token and per character over the held-out texts."""
     import torch
 
@@ -429,8 +424,7 @@ def save_gpt_oss(model, cfg, hf, folder):
     import torch
     from safetensors.torch import save_file
 
-    sys.path.insert(0, str(REPO / "tools/reference"))
-    import make_tiny_checkpoints as tiny
+    tiny = reference_tool("make_tiny_checkpoints")
 
     dims = expert_in_dims(model, cfg)
     tensors, deq = {}, {}
@@ -555,7 +549,7 @@ def train_model(args):
             log(f"{family} step {step} epoch {epoch} loss {sum(losses[-50:]) / len(losses[-50:]):.3f} "
                 f"lr {lr_at(step):.2e} {(time.time() - t0) / (step + 1) * 1000:.0f} ms/step")
         if (step + 1) % 100 == 0 or step == args.steps - 1:
-            v, _ = nll(model, val_ids, dev, family)
+            v, _ = nll(model, val_ids, dev)
             val_curve.append([step + 1, round(v, 4)])
             if step >= qat_from and v < best[0]:
                 best = (v, step + 1, {k: t.detach().to("cpu", copy=True) for k, t in model.state_dict().items()})
@@ -578,7 +572,7 @@ def train_model(args):
         import shutil
 
         shutil.rmtree(folder)
-    trained_nll, n_test = nll(model, test_ids, dev, family)
+    trained_nll, n_test = nll(model, test_ids, dev)
     if family == "gpt-oss":
         save_gpt_oss(model, cfg, hf, folder)
     else:
@@ -590,7 +584,7 @@ def train_model(args):
         hf.save_pretrained(str(folder))
         del mb
     shipped = load_saved(family, folder, dev)
-    shipped_nll, _ = nll(shipped, test_ids, dev, family)
+    shipped_nll, _ = nll(shipped, test_ids, dev)
     log(f"{family}: held-out NLL {trained_nll:.4f} (fp32 trained) -> {shipped_nll:.4f} (shipped weights), "
         f"perplexity {math.exp(shipped_nll):.2f} over {n_test} tokens")
     prompts = [("How do I read a file in Python?", False), ("How do I read a file in Python?", True),
