@@ -70,13 +70,14 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-bool ThreadPool::claim(std::uint32_t generation, std::uint32_t chunks, std::uint32_t* chunk) {
-  std::uint64_t t = ticket_.load(std::memory_order_relaxed);
+bool ThreadPool::claim(std::uint32_t generation, std::uint32_t* chunk) {
+  std::uint64_t t = ticket_.load(std::memory_order_acquire);
   while (true) {
     if (static_cast<std::uint32_t>(t >> 32) != generation) return false;
-    const auto next = static_cast<std::uint32_t>(t);
+    const auto chunks = static_cast<std::uint32_t>((t >> 16) & 0xffff);
+    const auto next = static_cast<std::uint32_t>(t & 0xffff);
     if (next >= chunks) return false;
-    if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
       *chunk = next;
       return true;
     }
@@ -84,14 +85,11 @@ bool ThreadPool::claim(std::uint32_t generation, std::uint32_t chunks, std::uint
 }
 
 void ThreadPool::run_chunks(std::uint32_t generation) {
-  const RangeFn* fn = job_.load(std::memory_order_relaxed);
-  const std::size_t n = job_n_.load(std::memory_order_relaxed);
-  const std::uint32_t chunks = job_chunks_.load(std::memory_order_relaxed);
   std::uint32_t c = 0;
-  // A successful claim proves the loop read above is still the current one: the caller
-  // publishes the next loop only after every chunk of this one is done.
-  while (claim(generation, chunks, &c)) {
-    (*fn)(c * n / chunks, (c + 1) * n / chunks);
+  while (claim(generation, &c)) {
+    // The claim synchronised with the publication of this loop, and the loop cannot end (so its
+    // fields cannot be rewritten) before this chunk is counted as done.
+    (*job_)(c * job_n_ / job_chunks_, (c + 1) * job_n_ / job_chunks_);
     chunks_done_.fetch_add(1, std::memory_order_acq_rel);
   }
 }
@@ -100,17 +98,20 @@ void ThreadPool::parallel_for(std::size_t n, std::size_t grain, RangeFn fn) {
   if (n == 0) return;
   grain = std::max<std::size_t>(grain, 1);
   const std::size_t max_chunks = (n + grain - 1) / grain;
-  const auto chunks = static_cast<std::uint32_t>(std::min(max_chunks, size() * 4));
+  const auto chunks = static_cast<std::uint32_t>(std::min({max_chunks, size() * 4, std::size_t{0xffff}}));
   if (chunks <= 1 || workers_.empty()) {
     fn(0, n);
     return;
   }
+  // Every chunk of the previous loop is done (the caller waited for that), so no worker can be
+  // inside a claimed chunk and the fields may be rewritten.
   const std::uint32_t generation = ++generation_;
-  job_.store(&fn, std::memory_order_relaxed);
-  job_n_.store(n, std::memory_order_relaxed);
-  job_chunks_.store(chunks, std::memory_order_relaxed);
+  job_ = &fn;
+  job_n_ = n;
+  job_chunks_ = chunks;
   chunks_done_.store(0, std::memory_order_relaxed);
-  ticket_.store(static_cast<std::uint64_t>(generation) << 32, std::memory_order_seq_cst);
+  ticket_.store((static_cast<std::uint64_t>(generation) << 32) | (static_cast<std::uint64_t>(chunks) << 16),
+                std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard lock(mutex_);
     wake_.notify_all();
@@ -136,7 +137,11 @@ void ThreadPool::worker_loop(std::size_t) {
       if ((i & 63) == 63 && std::chrono::steady_clock::now() > spin_until) {
         std::unique_lock lock(mutex_);
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
-        wake_.wait(lock, [&] { return stop_.load() || generation() != seen; });
+        // seq_cst, paired with the caller's store of the ticket and load of sleepers_: either
+        // the caller sees this sleeper and notifies, or this check sees the new loop.
+        wake_.wait(lock, [&] {
+          return stop_.load() || static_cast<std::uint32_t>(ticket_.load(std::memory_order_seq_cst) >> 32) != seen;
+        });
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
         break;
       }

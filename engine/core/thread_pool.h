@@ -52,17 +52,20 @@ class ThreadPool {
  private:
   void worker_loop(std::size_t index);
   // Claims the next chunk of loop `generation`; false when that loop has none left (or is over).
-  bool claim(std::uint32_t generation, std::uint32_t chunks, std::uint32_t* chunk);
+  bool claim(std::uint32_t generation, std::uint32_t* chunk);
   void run_chunks(std::uint32_t generation);
 
   std::vector<std::thread> workers_;
-  // The current loop. `ticket_` holds its generation (high 32 bits) and the next unclaimed chunk
-  // (low 32 bits), so a worker still holding an older generation can never claim a chunk of a
-  // newer loop. The job fields are written before the generation is published.
+  // The current loop in one word: its generation (high 32 bits), its number of chunks (next 16)
+  // and the next unclaimed chunk (low 16). A claim is a compare-and-swap on the whole word, so a
+  // worker still holding an older generation can never claim a chunk of a newer loop, and the
+  // bound it checks is always the claimed loop's own. The job fields below are read only after a
+  // successful claim: the caller writes them before publishing the word and rewrites them only
+  // after every chunk of the loop is done, which cannot happen while a claimed chunk is running.
   std::atomic<std::uint64_t> ticket_{0};
-  std::atomic<const RangeFn*> job_{nullptr};
-  std::atomic<std::size_t> job_n_{0};
-  std::atomic<std::uint32_t> job_chunks_{0};
+  const RangeFn* job_ = nullptr;
+  std::size_t job_n_ = 0;
+  std::uint32_t job_chunks_ = 0;
   std::atomic<std::uint32_t> chunks_done_{0};
   std::uint32_t generation_ = 0;  // the caller's copy
   // Sleeping workers wait on this; the caller notifies only when one may be asleep.

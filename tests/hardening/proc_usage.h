@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace day0::test {
 
@@ -33,6 +34,20 @@ inline ProcUsage proc_usage() {
   --u.fds;  // the descriptor the listing itself holds open
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++u.threads;
   return u;
+}
+
+// What each open descriptor refers to ("fd -> target"), for a message when a count differs.
+inline std::string open_descriptors() {
+  std::string out;
+  std::vector<std::filesystem::path> fds;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) fds.push_back(e.path());
+  for (const auto& fd : fds) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(fd, ec);
+    if (ec) continue;  // the listing's own descriptor, closed by now
+    out += fd.filename().string() + " -> " + target.string() + "\n";
+  }
+  return out;
 }
 
 }  // namespace day0::test
