@@ -37,6 +37,10 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+QString formatGiB(std::uint64_t bytes) {
+  return QStringLiteral("%1 GiB").arg(static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0), 0, 'f', 1);
+}
+
 // Reads the checkpoint's shards once so their pages are in memory before the first request.
 // `report(done, total)` is called every few megabytes; returns false when cancelled.
 bool warm_shards(const QStringList& files, qint64 total, const std::atomic<bool>& cancel,
@@ -195,6 +199,13 @@ void EngineBridge::loadModel(const QString& dir, const QString& device, qint64 c
     }
     loaded->model = *model;
     loaded->formatter = std::make_shared<const ChatFormatter>(std::move(*formatter));
+    if (const ExpertStreaming experts = describe(**model).experts; experts.streamed) {
+      const QString streaming =
+          tr("This model is larger than the memory Day0 may use: its experts (%1) are read from disk as tokens "
+             "need them, through a cache of %2, so replies are slower than with the whole model in memory.")
+              .arg(formatGiB(experts.expert_bytes), formatGiB(experts.cache_bytes));
+      loaded->notice = loaded->notice.isEmpty() ? streaming : loaded->notice + QStringLiteral(" ") + streaming;
+    }
 
     QStringList shards;
     qint64 total = 0;

@@ -30,7 +30,10 @@ int run_bench(const std::vector<std::string>& argv) {
   std::set<std::string> options{"model",  "prompt-tokens", "gen-tokens", "threads",
                                 "device", "hbm-gbps",      "warmup",     "follow-up-tokens"};
   options.insert(sampling_option_names().begin(), sampling_option_names().end());
-  const auto args = Args::parse(argv, {"help"}, options, &problem);
+  options.insert(model_option_names().begin(), model_option_names().end());
+  std::set<std::string> flags{"help"};
+  flags.insert(model_flag_names().begin(), model_flag_names().end());
+  const auto args = Args::parse(argv, flags, options, &problem);
   if (!args || args->flag("help") || !args->option("model")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli bench: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
@@ -38,6 +41,7 @@ int run_bench(const std::vector<std::string>& argv) {
                  "                      [--device cpu|cuda] [--hbm-gbps 4320] [--warmup 1]\n"
                  "                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
                  "                      [--repetition-penalty R] [--presence-penalty P] [--follow-up-tokens N]\n"
+                 "                      [--expert-cache SIZE] [--direct-io]\n"
                  "  Prefills a random prompt and decodes it (greedily unless --temperature is given, with\n"
                  "  the sampling options as the app and generate take them); prints time to first token, prefill and\n"
                  "  decode tokens/s, inter-token latency p50/p99 and memory (on a GPU: its split and the\n"
@@ -96,8 +100,13 @@ int run_bench(const std::vector<std::string>& argv) {
   std::vector<std::int32_t> generated;
   Event last;
   const auto session = engine->new_session(opened->model);
+  // Streamed experts: what the prompt and then the decoding read (snapshots before, at the first
+  // token, and after).
+  const ExpertStreaming experts_before = describe(*opened->model).experts;
+  ExpertStreaming experts_at_first = experts_before;
   auto handle = engine->submit(session, request, [&](const Event& e) {
     if (e.kind == Event::Kind::token) {
+      if (stamps.empty()) experts_at_first = describe(*opened->model).experts;
       stamps.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count());
       generated.push_back(e.token);
@@ -179,6 +188,25 @@ int run_bench(const std::vector<std::string>& argv) {
       {"hbm_gbps", *hbm_gbps},
       {"roofline_tokens_per_s", roofline_tokens_per_s},
       {"roofline_fraction", roofline_tokens_per_s > 0 ? s.decode_tokens_per_second / roofline_tokens_per_s : 0.0}};
+  const auto experts_delta = [](const ExpertStreaming& a, const ExpertStreaming& b) {
+    const double lookups = static_cast<double>(b.lookups - a.lookups);
+    const double seconds = b.read_seconds - a.read_seconds;
+    return nlohmann::json{{"lookups", b.lookups - a.lookups},
+                          {"hits", b.hits - a.hits},
+                          {"misses", b.misses - a.misses},
+                          {"hit_rate", lookups > 0 ? static_cast<double>(b.hits - a.hits) / lookups : 0.0},
+                          {"bytes_read", b.bytes_read - a.bytes_read},
+                          {"read_s", seconds},
+                          {"read_gbps", seconds > 0 ? static_cast<double>(b.bytes_read - a.bytes_read) / seconds / 1e9 : 0.0}};
+  };
+  if (after.experts.streamed) {
+    j["experts"] = {{"streamed", true},
+                    {"direct", after.experts.direct},
+                    {"cache_bytes", after.experts.cache_bytes},
+                    {"expert_bytes", after.experts.expert_bytes},
+                    {"prefill", experts_delta(experts_before, experts_at_first)},
+                    {"decode", experts_delta(experts_at_first, after.experts)}};
+  }
   if (on_cpu) {
     j["cpu_kernels"] = cpu_kernel_description();
     j["cpu_read_gbps"] = cpu_gbps;
@@ -200,6 +228,18 @@ int run_bench(const std::vector<std::string>& argv) {
     std::printf("  follow-up turn: %lld new tokens (%lld fed), time to first token %.2f ms\n",
                 static_cast<long long>(*follow_up), static_cast<long long>(follow.stats.prefilled_tokens),
                 follow.stats.time_to_first_token_ms);
+  if (after.experts.streamed) {
+    std::printf("  experts streamed%s: cache %.2f GiB of %.2f GiB (%.0f%%)\n", after.experts.direct ? " (O_DIRECT)" : "",
+                after.experts.cache_bytes / 1073741824.0, after.experts.expert_bytes / 1073741824.0,
+                100.0 * static_cast<double>(after.experts.cache_bytes) / static_cast<double>(after.experts.expert_bytes));
+    for (const char* phase : {"prefill", "decode"}) {
+      const auto& d = j["experts"][phase];
+      std::printf("    %-7s hit rate %.3f (%llu of %llu), read %.2f GB in %.2f s (%.2f GB/s)\n", phase,
+                  d["hit_rate"].get<double>(), static_cast<unsigned long long>(d["hits"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(d["lookups"].get<std::uint64_t>()),
+                  d["bytes_read"].get<std::uint64_t>() / 1e9, d["read_s"].get<double>(), d["read_gbps"].get<double>());
+    }
+  }
   std::printf("  resident %.2f GiB (peak %.2f GiB; mapped weights count when touched)\n",
               proc_status_bytes("VmRSS") / 1073741824.0, proc_status_bytes("VmHWM") / 1073741824.0);
   if (!after.device_memory.empty()) {

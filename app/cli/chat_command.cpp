@@ -55,6 +55,7 @@ int usage(bool help) {
                "usage: day0-cli chat [--model] DIR [--system TEXT] [--temperature T] [--top-p P] [--top-k K]\n"
                "                     [--seed S] [--max-new-tokens N] [--threads N] [--device cpu]\n"
                "                     [--db PATH | --no-history] [--multiline] [--context N]\n"
+               "                     [--expert-cache SIZE] [--direct-io]\n"
                "                     [--context-overflow truncate-middle|rolling-window|stop]\n"
                "       day0-cli chat --remote URL [--api-key KEY] [--remote-model NAME] [options above]\n"
                "  Type a message and press Enter; the reply streams back. A paste arrives whole, newlines\n"
@@ -73,7 +74,10 @@ int usage(bool help) {
                "  earlier turns out of the prompt, keeping room for --max-new-tokens: truncate-middle (the\n"
                "  default) keeps the system prompt and the first turn, rolling-window the system prompt;\n"
                "  both say how many messages they left out. stop fails the turn instead. Nothing is\n"
-               "  removed from the history. While a long prompt is read, stderr (a terminal) shows how far.\n",
+               "  removed from the history. While a long prompt is read, stderr (a terminal) shows how far.\n"
+               "  A model larger than memory reads its experts from disk as tokens are routed to them,\n"
+               "  through a cache of the memory left; --expert-cache SIZE (24G, 512M) sets that cache and\n"
+               "  streams regardless, --direct-io reads with O_DIRECT.\n",
                kChatHelp);
   return help ? 0 : 2;
 }
@@ -174,11 +178,13 @@ class InputReader {
 
 int run_chat(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help", "no-history", "multiline"},
-                                {"model", "system", "temperature", "top-p", "top-k", "seed", "max-new-tokens",
-                                 "threads", "device", "db", "remote", "api-key", "remote-model", "context",
-                                 "context-overflow"},
-                                &problem);
+  std::set<std::string> flags{"help", "no-history", "multiline"};
+  flags.insert(model_flag_names().begin(), model_flag_names().end());
+  std::set<std::string> options{"model",   "system", "temperature", "top-p",        "top-k",   "seed",
+                                "max-new-tokens", "threads", "device", "db", "remote", "api-key",
+                                "remote-model",   "context", "context-overflow"};
+  options.insert(model_option_names().begin(), model_option_names().end());
+  const auto args = Args::parse(argv, flags, options, &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli chat: %s\n", problem.c_str());
     return usage(false);

@@ -19,6 +19,7 @@ int usage(bool help) {
                "usage: day0-cli generate [--model] DIR --tokens LIST [--max-new-tokens N] [--temperature T]\n"
                "                         [--top-k K] [--top-p P] [--min-p P] [--seed S] [--stop TEXT] [--ids]\n"
                "                         [--image FILE]... [--device cpu] [--context N]\n"
+               "                         [--expert-cache SIZE] [--direct-io]\n"
                "  Continues the prompt. Temperature 0 (the default) is greedy. With --ids the last line of\n"
                "  stdout is the generated token ids, comma-separated. With --image (PNG or JPEG, repeatable),\n"
                "  each occurrence of the model's image token in --tokens stands for the next image.\n");
@@ -35,7 +36,10 @@ int run_generate(const std::vector<std::string>& argv_in) {
   }
   std::set<std::string> options{"model", "tokens", "max-new-tokens", "device", "threads", "stop", "context"};
   options.insert(sampling_option_names().begin(), sampling_option_names().end());
-  const auto args = Args::parse(argv, {"help", "ids"}, options, &problem);
+  options.insert(model_option_names().begin(), model_option_names().end());
+  std::set<std::string> flags{"help", "ids"};
+  flags.insert(model_flag_names().begin(), model_flag_names().end());
+  const auto args = Args::parse(argv, flags, options, &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli generate: %s\n", problem.c_str());
     return usage(false);

@@ -1,5 +1,6 @@
 #include "cli/model_args.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -101,6 +102,36 @@ std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& tex
   return ids;
 }
 
+const std::set<std::string>& model_option_names() {
+  static const std::set<std::string> names{"expert-cache"};
+  return names;
+}
+
+const std::set<std::string>& model_flag_names() {
+  static const std::set<std::string> names{"direct-io"};
+  return names;
+}
+
+std::optional<std::uint64_t> parse_byte_size(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::string number = text;
+  double scale = 1;
+  switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+    case 'K': scale = 1024.0; break;
+    case 'M': scale = 1024.0 * 1024; break;
+    case 'G': scale = 1024.0 * 1024 * 1024; break;
+    case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
+    default: break;
+  }
+  if (scale > 1) number.pop_back();
+  if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+  const auto value = parse_number(number);
+  if (!value || *value <= 0 || *value * scale >= 1.8e19) return std::nullopt;
+  const auto bytes = static_cast<std::uint64_t>(*value * scale);
+  if (bytes == 0) return std::nullopt;
+  return bytes;
+}
+
 std::optional<OpenedModel> open_model(const Args& args, const char* command, int* exit_code) {
   EngineOptions engine_options;
   if (const auto threads = args.option("threads")) {
@@ -134,6 +165,16 @@ std::optional<OpenedModel> open_model(const Args& args, const char* command, int
     }
     model_options.max_context = *n;
   }
+  if (const auto cache = args.option("expert-cache")) {
+    const auto bytes = parse_byte_size(*cache);
+    if (!bytes) {
+      std::fprintf(stderr, "day0-cli %s: --expert-cache must be a size such as 24G or 512M\n", command);
+      *exit_code = 2;
+      return std::nullopt;
+    }
+    model_options.expert_cache_bytes = *bytes;
+  }
+  model_options.direct_expert_reads = args.flag("direct-io");
   auto model = opened.engine->load_model(args.option("model").value_or(""), model_options);
   if (!model) {
     std::fprintf(stderr, "day0-cli %s: %s\n", command, plain_message(model.status().message()).c_str());

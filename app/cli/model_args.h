@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,15 @@ struct OpenedModel {
 // positions when given (default: the model's whole context, as memory allows). On failure prints
 // "day0-cli <command>: <reason>" and sets *exit_code (2 bad usage, 1 failure).
 std::optional<OpenedModel> open_model(const Args& args, const char* command, int* exit_code);
+
+// The options open_model reads besides --model, --device, --threads and --context: --expert-cache
+// SIZE streams a model's routed experts from disk through a cache of SIZE bytes (K, M, G, T
+// suffixes, powers of 1024; otherwise the memory plan decides), and the flag --direct-io reads them
+// with O_DIRECT.
+const std::set<std::string>& model_option_names();
+const std::set<std::string>& model_flag_names();
+// "24G", "512M", "1.5G", "1048576" -> bytes; nullopt for anything else or zero.
+std::optional<std::uint64_t> parse_byte_size(const std::string& text);
 
 // "1,2,3" -> ids; an empty list, a non-number or a value outside [0, 2^31) is an error.
 std::optional<std::vector<std::int32_t>> parse_token_list(const std::string& text, std::string* problem);

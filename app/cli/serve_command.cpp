@@ -25,6 +25,7 @@ int usage(bool help) {
                "usage: day0-cli serve [--model] DIR [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
                "                      [--model-name NAME] [--device cpu|cuda] [--threads N]\n"
                "                      [--max-body-mb 32] [--max-queue 64] [--cors-origin ORIGINS] [--context N]\n"
+               "                      [--expert-cache SIZE] [--direct-io]\n"
                "  Serves DIR over the OpenAI API: GET /v1/models, POST /v1/chat/completions (streaming\n"
                "  or not), GET /health, GET /metrics (Prometheus). --port 0 picks a free port; the URL is\n"
                "  printed. Listening on an address other than loopback needs --api-key (clients then send\n"
@@ -38,10 +39,12 @@ int usage(bool help) {
 
 int run_serve(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help"},
-                                {"model", "host", "port", "api-key", "model-name", "device", "threads", "max-body-mb",
-                                 "max-queue", "cors-origin", "context"},
-                                &problem);
+  std::set<std::string> flags{"help"};
+  flags.insert(model_flag_names().begin(), model_flag_names().end());
+  std::set<std::string> names{"model",   "host",        "port",      "api-key",     "model-name", "device",
+                              "threads", "max-body-mb", "max-queue", "cors-origin", "context"};
+  names.insert(model_option_names().begin(), model_option_names().end());
+  const auto args = Args::parse(argv, flags, names, &problem);
   if (!args) {
     std::fprintf(stderr, "day0-cli serve: %s\n", problem.c_str());
     return usage(false);

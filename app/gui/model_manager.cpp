@@ -64,6 +64,17 @@ std::pair<bool, QString> fit_text(const ModelInfo& info, const QString& device) 
     return {true, QObject::tr("fits: %1 of %2 %3")
                       .arg(ModelManager::formatBytes(static_cast<double>(info.tensor_bytes)),
                            ModelManager::formatBytes(static_cast<double>(target.memory)), target.where)};
+  // A mixture of experts whose other weights fit: its experts are read from disk as tokens are
+  // routed to them, through a cache of the memory left (the engine's memory plan).
+  std::uint64_t expert_bytes = 0;
+  for (const auto& g : info.groups)
+    if (g.role == "routed experts") expert_bytes += g.bytes;
+  if (expert_bytes > 0 && info.tensor_bytes - expert_bytes < target.memory)
+    return {true, QObject::tr("%1, more than the %2 %3: its %4 of experts will be read from disk as they are "
+                              "needed, through a cache of the memory left")
+                      .arg(ModelManager::formatBytes(static_cast<double>(info.tensor_bytes)),
+                           ModelManager::formatBytes(static_cast<double>(target.memory)), target.where,
+                           ModelManager::formatBytes(static_cast<double>(expert_bytes)))};
   return {false, QObject::tr("%1, more than the %2 %3: the weights would page from disk, slowly")
                      .arg(ModelManager::formatBytes(static_cast<double>(info.tensor_bytes)),
                           ModelManager::formatBytes(static_cast<double>(target.memory)), target.where)};

@@ -61,7 +61,8 @@ void dense_mlp_forward(ThreadPool& pool, const DenseMlp& mlp, float swiglu_limit
   cpu::linear(pool, gate.data(), T, mlp.down, nullptr, out);
 }
 
-Result<MoeLayer> bind_moe(const models::WeightSource& weights, const MoeConfig& config, const std::string& prefix) {
+Result<MoeLayer> bind_moe(const models::WeightSource& weights, const MoeConfig& config, const std::string& prefix,
+                          const BindOptions& options) {
   const std::int64_t E = config.experts, H = config.hidden, I = config.inter;
   MoeLayer L;
   DAY0_ASSIGN_OR_RETURN(L.router, weights.matrix(prefix + "gate.weight", E, H));
@@ -69,7 +70,7 @@ Result<MoeLayer> bind_moe(const models::WeightSource& weights, const MoeConfig& 
   if (config.mxfp4) {
     DAY0_ASSIGN_OR_RETURN(L.gate_up_mx, weights.stacked_mxfp4(prefix + "experts.gate_up_proj", E, 2 * I, H));
     DAY0_ASSIGN_OR_RETURN(L.down_mx, weights.stacked_mxfp4(prefix + "experts.down_proj", E, H, I));
-    for (std::int64_t e = 0; e < E; ++e) {
+    for (std::int64_t e = 0; options.check_expert_bytes && e < E; ++e) {
       DAY0_RETURN_IF_ERROR(check_scales(prefix + "experts.gate_up_proj", L.gate_up_mx[static_cast<std::size_t>(e)], e));
       DAY0_RETURN_IF_ERROR(check_scales(prefix + "experts.down_proj", L.down_mx[static_cast<std::size_t>(e)], e));
     }
@@ -89,6 +90,17 @@ Result<MoeLayer> bind_moe(const models::WeightSource& weights, const MoeConfig& 
     DAY0_ASSIGN_OR_RETURN(L.shared, bind_dense_mlp(weights, prefix + "shared_experts.", H, config.shared_inter));
   }
   return L;
+}
+
+Status check_expert_scales(const MoeConfig& config, const ExpertSlotLayout& slot, const std::uint8_t* bytes,
+                           const std::string& layer_prefix, std::int64_t expert) {
+  if (!config.mxfp4) return Status::ok();
+  const std::int64_t H = config.hidden, I = config.inter;
+  DAY0_RETURN_IF_ERROR(check_scales(layer_prefix + "experts.gate_up_proj",
+                                    cpu::Mxfp4Matrix{bytes + slot.gate_up_blocks, bytes + slot.gate_up_scales, 2 * I, H},
+                                    expert));
+  return check_scales(layer_prefix + "experts.down_proj",
+                      cpu::Mxfp4Matrix{bytes + slot.down_blocks, bytes + slot.down_scales, H, I}, expert);
 }
 
 void route(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, const float* x, std::int64_t T,
@@ -128,8 +140,8 @@ void route(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, con
   }
 }
 
-void moe_forward(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, const float* x, std::int64_t T,
-                 float* out, std::vector<std::int32_t>* ids_out, std::vector<float>* weights_out) {
+Status moe_forward(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, const float* x, std::int64_t T,
+                   float* out, std::vector<std::int32_t>* ids_out, std::vector<float>* weights_out) {
   const std::int64_t E = config.experts, K = config.top_k, H = config.hidden, I = config.inter;
   std::vector<std::int32_t> ids(static_cast<std::size_t>(T * K));
   std::vector<float> weights(ids.size());
@@ -146,11 +158,11 @@ void moe_forward(ThreadPool& pool, const MoeConfig& config, const MoeLayer& laye
 
   std::fill_n(out, T * H, 0.0f);
   std::vector<float> xs, gate_up, act, down;
-  for (std::int64_t e = 0; e < E; ++e) {
+  // One expert's tokens through its weights (views into the map, or into a cache slot).
+  const auto run_expert = [&](std::int32_t e, const cpu::Mxfp4Matrix* gate_up_mx, const cpu::Mxfp4Matrix* down_mx,
+                              const cpu::Matrix* gate_w, const cpu::Matrix* up_w, const cpu::Matrix* down_w) {
     const auto& routed = by_expert[static_cast<std::size_t>(e)];
-    if (routed.empty()) continue;
     const auto n = static_cast<std::int64_t>(routed.size());
-    const auto ue = static_cast<std::size_t>(e);
     xs.resize(static_cast<std::size_t>(n * H));
     gate_up.resize(static_cast<std::size_t>(n * 2 * I));
     act.resize(static_cast<std::size_t>(n * I));
@@ -159,29 +171,62 @@ void moe_forward(ThreadPool& pool, const MoeConfig& config, const MoeLayer& laye
       std::copy_n(x + routed[static_cast<std::size_t>(i)].first * H, H, xs.data() + i * H);
     if (config.mxfp4) {
       // gate_up rows: [0, I) gate, [I, 2I) up.
-      cpu::linear(pool, xs.data(), n, layer.gate_up_mx[ue], nullptr, gate_up.data());
+      cpu::linear(pool, xs.data(), n, *gate_up_mx, nullptr, gate_up.data());
       for (std::int64_t i = 0; i < n; ++i)
         clamped_swiglu(gate_up.data() + i * 2 * I, gate_up.data() + i * 2 * I + I, I, config.swiglu_limit,
                        act.data() + i * I);
-      cpu::linear(pool, act.data(), n, layer.down_mx[ue], nullptr, down.data());
+      cpu::linear(pool, act.data(), n, *down_mx, nullptr, down.data());
     } else {
       float* gate = gate_up.data();
       float* up = gate_up.data() + n * I;
-      cpu::linear(pool, xs.data(), n, layer.gate[ue], nullptr, gate);
-      cpu::linear(pool, xs.data(), n, layer.up[ue], nullptr, up);
+      cpu::linear(pool, xs.data(), n, *gate_w, nullptr, gate);
+      cpu::linear(pool, xs.data(), n, *up_w, nullptr, up);
       clamped_swiglu(gate, up, n * I, config.swiglu_limit, act.data());
-      cpu::linear(pool, act.data(), n, layer.down[ue], nullptr, down.data());
+      cpu::linear(pool, act.data(), n, *down_w, nullptr, down.data());
     }
     for (std::int64_t i = 0; i < n; ++i) {
       const auto [t, w] = routed[static_cast<std::size_t>(i)];
       for (std::int64_t c = 0; c < H; ++c) out[t * H + c] += down[static_cast<std::size_t>(i * H + c)] * w;
     }
+  };
+  std::vector<std::int32_t> used;
+  for (std::int32_t e = 0; e < E; ++e)
+    if (!by_expert[static_cast<std::size_t>(e)].empty()) used.push_back(e);
+  if (!layer.fetch) {
+    for (const std::int32_t e : used) {
+      const auto ue = static_cast<std::size_t>(e);
+      if (config.mxfp4)
+        run_expert(e, &layer.gate_up_mx[ue], &layer.down_mx[ue], nullptr, nullptr, nullptr);
+      else
+        run_expert(e, nullptr, nullptr, &layer.gate[ue], &layer.up[ue], &layer.down[ue]);
+    }
+  } else {
+    const ExpertSlotLayout& o = layer.slot;
+    DAY0_RETURN_IF_ERROR(layer.fetch(used, [&](std::size_t i, const std::uint8_t* p) {
+      const auto ue = static_cast<std::size_t>(used[i]);
+      if (config.mxfp4) {
+        cpu::Mxfp4Matrix gu = layer.gate_up_mx[ue], dn = layer.down_mx[ue];
+        gu.blocks = p + o.gate_up_blocks;
+        gu.scales = p + o.gate_up_scales;
+        dn.blocks = p + o.down_blocks;
+        dn.scales = p + o.down_scales;
+        run_expert(used[i], &gu, &dn, nullptr, nullptr, nullptr);
+      } else {
+        cpu::Matrix g = layer.gate[ue], u = layer.up[ue], d = layer.down[ue];
+        g.data = p + o.gate;
+        u.data = p + o.up;
+        d.data = p + o.down;
+        run_expert(used[i], nullptr, nullptr, &g, &u, &d);
+      }
+      return Status::ok();
+    }));
   }
   if (layer.has_shared) {
     std::vector<float> shared(static_cast<std::size_t>(T * H));
     dense_mlp_forward(pool, layer.shared, config.swiglu_limit, x, T, shared.data());
     for (std::int64_t i = 0; i < T * H; ++i) out[i] += shared[static_cast<std::size_t>(i)];
   }
+  return Status::ok();
 }
 
 }  // namespace day0::blocks

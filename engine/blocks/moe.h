@@ -14,6 +14,8 @@
 // as stacked MXFP4 (`experts.gate_up_proj_blocks/_scales` [E, 2I, H/32, 16] with gate rows
 // first, then up; `experts.down_proj_blocks/_scales` [E, H, I/32, 16]).
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,17 @@ struct MoeConfig {
   bool mxfp4 = false;
 };
 
+// Experts read into a cache instead of through the memory map (models/streamed_experts.h):
+// fetch(experts, fn) calls fn(i, bytes) with the bytes of experts[i] as its cache slot holds them,
+// and `slot` says where each tensor starts there. The views are the resident ones with their
+// pointers moved into the slot.
+using ExpertBytesFn = std::function<Status(std::size_t, const std::uint8_t*)>;
+using ExpertFetch = std::function<Status(std::span<const std::int32_t>, const ExpertBytesFn&)>;
+struct ExpertSlotLayout {
+  std::uint64_t gate_up_blocks = 0, gate_up_scales = 0, down_blocks = 0, down_scales = 0;  // MXFP4
+  std::uint64_t gate = 0, up = 0, down = 0;                                                // bf16
+};
+
 struct MoeLayer {
   cpu::Matrix router;                                 // [E, H]
   cpu::Matrix score_bias;                             // [1, E] e_score_correction_bias
@@ -54,17 +67,31 @@ struct MoeLayer {
   std::vector<cpu::Mxfp4Matrix> gate_up_mx, down_mx;  // per expert, MXFP4 checkpoints
   bool has_shared = false;
   DenseMlp shared;
+  ExpertFetch fetch;  // set: the experts are streamed
+  ExpertSlotLayout slot;
+};
+
+// Binds the experts lazily: only their shapes are checked, not their bytes (the MXFP4 NaN scale
+// check runs on each expert as it is read, check_expert_scales()).
+struct BindOptions {
+  bool check_expert_bytes = true;
 };
 
 // prefix: e.g. "model.language_model.layers.3.mlp.". MXFP4 scales of 0xFF (NaN) are an error.
-Result<MoeLayer> bind_moe(const models::WeightSource& weights, const MoeConfig& config, const std::string& prefix);
+Result<MoeLayer> bind_moe(const models::WeightSource& weights, const MoeConfig& config, const std::string& prefix,
+                          const BindOptions& options = {});
+// The NaN scale check of one MXFP4 expert as its cache slot holds it; `layer_prefix` names the
+// tensors in the message.
+Status check_expert_scales(const MoeConfig& config, const ExpertSlotLayout& slot, const std::uint8_t* bytes,
+                           const std::string& layer_prefix, std::int64_t expert);
 
 // The router alone: ids [T, top_k] ascending, weights [T, top_k] in the same order.
 void route(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, const float* x, std::int64_t T,
            std::int32_t* ids, float* weights);
 
-// x: [T, H] -> out: [T, H]. ids/weights (nullable): [T, top_k] as route() gives them.
-void moe_forward(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, const float* x, std::int64_t T,
+// x: [T, H] -> out: [T, H]. ids/weights (nullable): [T, top_k] as route() gives them. Fails only
+// when streamed experts cannot be read.
+Status moe_forward(ThreadPool& pool, const MoeConfig& config, const MoeLayer& layer, const float* x, std::int64_t T,
                  float* out, std::vector<std::int32_t>* ids, std::vector<float>* weights);
 
 }  // namespace day0::blocks

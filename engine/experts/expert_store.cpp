@@ -95,6 +95,11 @@ std::uint64_t ExpertStore::bytes(std::int32_t layer, std::int32_t expert) const 
   return it == experts_.end() ? 0 : it->second.bytes;
 }
 
+const models::ExpertLocation* ExpertStore::location(std::int32_t layer, std::int32_t expert) const {
+  const auto it = experts_.find({layer, expert});
+  return it == experts_.end() ? nullptr : &it->second;
+}
+
 StoreStats ExpertStore::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

@@ -59,6 +59,9 @@ class ExpertStore {
 
   // The bytes of one expert read whole, or 0 for an expert the checkpoint does not have.
   std::uint64_t bytes(std::int32_t layer, std::int32_t expert) const;
+  // Where an expert's bytes lie, or null for one the checkpoint does not have. read() places its
+  // ranges back to back in this order.
+  const models::ExpertLocation* location(std::int32_t layer, std::int32_t expert) const;
   std::uint64_t max_expert_bytes() const { return max_expert_bytes_; }
   bool direct_active() const { return direct_active_; }
 

@@ -139,25 +139,57 @@ Result<MemoryPlan> plan_context(MemoryPlan plan, const std::function<std::uint64
 
 }  // namespace
 
+Result<std::uint64_t> resolve_memory_limit(std::uint64_t requested) {
+  if (requested > 0) return requested;
+  DAY0_ASSIGN_OR_RETURN(const auto from_env, memory_limit_from_environment());
+  if (from_env) return *from_env;
+  if (const auto available = available_memory()) return *available > kProcessReserve ? *available - kProcessReserve : 0;
+  return ~std::uint64_t{0};  // no /proc: nothing to check against
+}
+
 Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanRequest& request) {
-  std::uint64_t limit = request.limit;
-  if (limit == 0) {
-    DAY0_ASSIGN_OR_RETURN(const auto from_env, memory_limit_from_environment());
-    if (from_env) {
-      limit = *from_env;
-    } else if (const auto available = available_memory()) {
-      limit = *available > kProcessReserve ? *available - kProcessReserve : 0;
-    } else {
-      limit = ~std::uint64_t{0};  // no /proc: nothing to check against
-    }
-  }
+  DAY0_ASSIGN_OR_RETURN(const std::uint64_t limit, resolve_memory_limit(request.limit));
   MemoryPlan plan;
   plan.weights = request.weight_bytes;
   plan.workspace = workspace_bytes(model);
   plan.available = limit;
-  return plan_context(
-      plan, [&](std::int64_t context) { return model.state_bytes(context); }, request.model_context, request.context,
-      "");
+  const auto state = [&](std::int64_t context) { return model.state_bytes(context); };
+  const bool can_stream = request.expert_bytes > 0 && request.expert_bytes <= request.weight_bytes;
+  if (request.expert_cache > 0) {
+    if (!can_stream) return error(ErrorCode::invalid_argument, "an expert cache was asked for, but this model has no routed experts");
+    if (request.expert_cache < request.min_expert_cache)
+      return error(ErrorCode::invalid_argument,
+                   fmt::format("an expert cache of {} is too small for this model: one token's experts need {}",
+                               format_bytes(request.expert_cache), format_bytes(request.min_expert_cache)));
+    plan.weights = request.weight_bytes - request.expert_bytes;
+    plan.streamed = true;
+    plan.expert_cache = std::min(request.expert_cache, request.expert_bytes + request.min_expert_cache);
+    return plan_context(plan, state, request.model_context, request.context, " with that expert cache");
+  }
+  auto whole = plan_context(plan, state, request.model_context, request.context, "");
+  if (whole || !can_stream || whole.status().code() != ErrorCode::out_of_memory) return whole;
+  // Streamed: the context asked for, or the smallest useful one, and the rest for the cache.
+  MemoryPlan streamed = plan;
+  streamed.weights = request.weight_bytes - request.expert_bytes;
+  streamed.streamed = true;
+  const std::int64_t model_context = std::max<std::int64_t>(1, request.model_context);
+  streamed.context = request.context > 0 ? request.context : std::min(model_context, kMinimumContext);
+  streamed.state = state(streamed.context);
+  const std::uint64_t fixed = streamed.weights + streamed.state + streamed.workspace;
+  const std::uint64_t room = limit > fixed ? limit - fixed : 0;
+  if (room < request.min_expert_cache) {
+    streamed.expert_cache = request.min_expert_cache;
+    return error(ErrorCode::out_of_memory,
+                 fmt::format("this model needs {} of memory even with its experts read from disk as needed; {} is "
+                             "available (weights other than the experts {}, session state {} for {} tokens, "
+                             "workspace {}, the smallest expert cache {}). Close other programs or choose a smaller "
+                             "model",
+                             format_bytes(streamed.total()), format_bytes(limit), format_bytes(streamed.weights),
+                             format_bytes(streamed.state), streamed.context, format_bytes(streamed.workspace),
+                             format_bytes(streamed.expert_cache)));
+  }
+  streamed.expert_cache = std::min(room, request.expert_bytes);
+  return streamed;
 }
 
 Result<MemoryPlan> plan_device_memory(const DeviceFootprint& footprint, std::uint64_t free_bytes, std::int64_t context,

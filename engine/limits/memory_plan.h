@@ -12,6 +12,11 @@
 // - workspaces: activations of one prefill step and the logits.
 // Available: MemAvailable from /proc/meminfo less a reserve for the rest of the process, or the
 // limit given by DAY0_MEMORY_LIMIT_BYTES / ModelOptions::memory_limit_bytes.
+//
+// A model with routed experts that does not fit whole streams them: its other weights stay
+// mapped and its experts are read from disk into a cache of what is left once the session state
+// for the context is counted (the smallest context unless one is asked for: a bigger cache serves
+// more tokens from memory). A cache size can also be asked for, which streams regardless.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -32,12 +37,14 @@ std::optional<std::uint64_t> available_memory();
 Result<std::optional<std::uint64_t>> memory_limit_from_environment();
 
 struct MemoryPlan {
-  std::uint64_t weights = 0;
+  std::uint64_t weights = 0;  // streamed: the weights other than the routed experts
   std::uint64_t state = 0;  // session state for `context` positions
   std::uint64_t workspace = 0;
   std::uint64_t available = 0;  // what the plan was checked against
   std::int64_t context = 0;     // positions a session may hold
-  std::uint64_t total() const { return weights + state + workspace; }
+  bool streamed = false;           // routed experts read from disk into the expert cache
+  std::uint64_t expert_cache = 0;  // its size, with streamed
+  std::uint64_t total() const { return weights + state + workspace + expert_cache; }
 };
 
 struct PlanRequest {
@@ -45,7 +52,17 @@ struct PlanRequest {
   std::int64_t model_context = 0;  // the model's own limit (max_position_embeddings)
   std::int64_t context = 0;        // asked for; 0: the model's, reduced to what memory allows
   std::uint64_t limit = 0;         // 0: MemAvailable less the reserve
+  // Routed experts: their stored bytes (0: none, never streamed), the cache asked for (0: stream
+  // only when the model does not fit whole), and the smallest cache that works (one token's
+  // experts).
+  std::uint64_t expert_bytes = 0;
+  std::uint64_t expert_cache = 0;
+  std::uint64_t min_expert_cache = 0;
 };
+
+// What the plan checks against: `requested` when non-zero, else DAY0_MEMORY_LIMIT_BYTES, else
+// MemAvailable less the reserve (no limit when /proc cannot be read).
+Result<std::uint64_t> resolve_memory_limit(std::uint64_t requested);
 
 // Plans `model`: refuses (out_of_memory, "this model needs 61.2 GiB of memory; 22.8 GiB is
 // available ...") when the weights with the smallest useful context do not fit, or when an

@@ -27,6 +27,7 @@
 #include "models/architecture.h"
 #include "models/glm5_next_config.h"
 #include "models/glm5_next_model.h"
+#include "models/streamed_experts.h"
 #include "models/weights.h"
 #include "vision/glm5_vision_tower.h"
 #include "vision/image_input.h"
@@ -115,7 +116,10 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   Glm5Model(Glm5Config config, std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool, Glm5RunOptions run)
       : s_(std::move(config)), checkpoint_(std::move(checkpoint)), pool_(pool), dense_(run.dense_attention) {}
 
-  Status bind(const io::ModelConfig& config) {
+  Status bind(const io::ModelConfig& config, const LoadOptions& options) {
+    if (const Architecture* arch = find_architecture(config.model_type())) {
+      DAY0_ASSIGN_OR_RETURN(manifest_, arch->expected_tensors(config));
+    }
     const WeightSource w(checkpoint_);
     const std::int64_t H = s_.hidden;
     hc_ = {s_.hc, H, s_.hc_iters, static_cast<float>(s_.rms_eps), static_cast<float>(s_.hc_eps)};
@@ -164,7 +168,7 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
       }
       if (s_.is_kda(l)) index_slot_.push_back(-1);
       if (s_.is_moe(l)) {
-        DAY0_ASSIGN_OR_RETURN(L.moe, blocks::bind_moe(w, moe_, p + "mlp."));
+        DAY0_ASSIGN_OR_RETURN(L.moe, blocks::bind_moe(w, moe_, p + "mlp.", {.check_expert_bytes = !options.experts_streamed}));
       } else {
         DAY0_ASSIGN_OR_RETURN(L.mlp, blocks::bind_dense_mlp(w, p + "mlp.", H, s_.inter));
       }
@@ -184,6 +188,46 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   }
 
   std::uint64_t decode_bytes_per_token() const override { return decode_bytes_; }
+
+  Status stream_experts(const ExpertStreamingOptions& options) override {
+    const std::string root = "model.language_model.layers.";
+    std::vector<blocks::ExpertSlotLayout> slots(static_cast<std::size_t>(s_.layers));
+    DAY0_ASSIGN_OR_RETURN(streamed_, StreamedExperts::open(*checkpoint_, manifest_, options,
+                                                           static_cast<std::size_t>(s_.top_k), nullptr));
+    for (std::int64_t l = 0; l < s_.layers; ++l) {
+      if (!layers_[static_cast<std::size_t>(l)].moe) continue;
+      blocks::ExpertSlotLayout& o = slots[static_cast<std::size_t>(l)];
+      const auto layer = static_cast<std::int32_t>(l);
+      if (s_.mxfp4) {
+        DAY0_ASSIGN_OR_RETURN(o.gate_up_blocks, streamed_->offset(layer, "gate_up_proj_blocks"));
+        DAY0_ASSIGN_OR_RETURN(o.gate_up_scales, streamed_->offset(layer, "gate_up_proj_scales"));
+        DAY0_ASSIGN_OR_RETURN(o.down_blocks, streamed_->offset(layer, "down_proj_blocks"));
+        DAY0_ASSIGN_OR_RETURN(o.down_scales, streamed_->offset(layer, "down_proj_scales"));
+      } else {
+        DAY0_ASSIGN_OR_RETURN(o.gate, streamed_->offset(layer, "gate_proj.weight"));
+        DAY0_ASSIGN_OR_RETURN(o.up, streamed_->offset(layer, "up_proj.weight"));
+        DAY0_ASSIGN_OR_RETURN(o.down, streamed_->offset(layer, "down_proj.weight"));
+      }
+    }
+    expert_slots_ = std::move(slots);
+    // MXFP4 scales are checked as each expert is read (the resident path checks them at bind).
+    streamed_->cache().set_check([this, root](std::int32_t layer, std::int32_t expert, const std::uint8_t* bytes) {
+      return blocks::check_expert_scales(moe_, expert_slots_[static_cast<std::size_t>(layer)], bytes,
+                                         root + std::to_string(layer) + ".mlp.", expert);
+    });
+    for (std::int64_t l = 0; l < s_.layers; ++l) {
+      auto& L = layers_[static_cast<std::size_t>(l)];
+      if (!L.moe) continue;
+      L.moe->slot = expert_slots_[static_cast<std::size_t>(l)];
+      const auto layer = static_cast<std::int32_t>(l);
+      L.moe->fetch = [this, layer](std::span<const std::int32_t> experts, const blocks::ExpertBytesFn& fn) {
+        return streamed_->for_each(layer, experts, fn);
+      };
+    }
+    return Status::ok();
+  }
+  ExpertStreaming expert_streaming() const override { return streamed_ ? streamed_->report() : ExpertStreaming{}; }
+  std::uint64_t routed_expert_bytes() const override { return models::routed_expert_bytes(*checkpoint_, manifest_); }
 
   // vision::ImageInputModel
   const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }
@@ -310,8 +354,8 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
       if (L.moe) {
         std::vector<std::int32_t> ids;
         std::vector<float> weights;
-        blocks::moe_forward(pool_, moe_, *L.moe, h.data(), T, y.data(), trace ? &ids : nullptr,
-                            trace ? &weights : nullptr);
+        DAY0_RETURN_IF_ERROR(blocks::moe_forward(pool_, moe_, *L.moe, h.data(), T, y.data(), trace ? &ids : nullptr,
+                                                 trace ? &weights : nullptr));
         if (trace) {
           const std::vector<float> as_float(ids.begin(), ids.end());
           trace->append("router." + tag + ".topk", as_float.data(), as_float.size());
@@ -394,6 +438,9 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   std::int64_t kda_layers_ = 0, mla_layers_ = 0, indexer_layers_ = 0;
   bool dense_;
   std::uint64_t decode_bytes_ = 0;
+  std::vector<ExpectedTensor> manifest_;
+  std::unique_ptr<StreamedExperts> streamed_;          // null: the experts are read through the memory map
+  std::vector<blocks::ExpertSlotLayout> expert_slots_;  // per layer, with streamed_
 };
 
 }  // namespace
@@ -407,11 +454,11 @@ Result<std::unique_ptr<LoadedModel>> load_glm5_next(const io::ModelConfig& confi
 Result<std::unique_ptr<LoadedModel>> load_glm5_next(const io::ModelConfig& config,
                                                     std::shared_ptr<const io::Checkpoint> checkpoint, ThreadPool& pool,
                                                     const LoadOptions& options, const Glm5RunOptions& run) {
-  (void)options;  // glm5_next's caches are per-layer vectors; kv_page_tokens does not apply
+  // glm5_next's caches are per-layer vectors; kv_page_tokens does not apply.
   DAY0_ASSIGN_OR_RETURN(Glm5Config s, read_glm5_config(config));
   DAY0_RETURN_IF_ERROR(check_glm5_runnable(config, s));
   auto model = std::make_unique<Glm5Model>(std::move(s), std::move(checkpoint), pool, run);
-  DAY0_RETURN_IF_ERROR(model->bind(config));
+  DAY0_RETURN_IF_ERROR(model->bind(config, options));
   return std::unique_ptr<LoadedModel>(std::move(model));
 }
 

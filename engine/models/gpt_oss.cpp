@@ -12,6 +12,7 @@
 #include "models/architecture.h"
 #include "models/gpt_oss_manifest.h"
 #include "models/loaded_model.h"
+#include "models/streamed_experts.h"
 #include "models/weights.h"
 
 #ifdef DAY0_HAVE_CUDA
@@ -79,6 +80,28 @@ class GptOssModel final : public LoadedModel {
 
   std::uint64_t decode_bytes_per_token() const override { return decode_bytes_; }
 
+  Status stream_experts(const ExpertStreamingOptions& options) override {
+    const auto manifest = gpt_oss_tensors(s_);
+    DAY0_ASSIGN_OR_RETURN(streamed_, StreamedExperts::open(*checkpoint_, manifest, options,
+                                                           static_cast<std::size_t>(s_.top_k)));
+    slot_.clear();
+    for (std::int32_t l = 0; l < s_.layers; ++l) {
+      SlotLayout o;
+      DAY0_ASSIGN_OR_RETURN(o.gate_up_blocks, streamed_->offset(l, "gate_up_proj_blocks"));
+      DAY0_ASSIGN_OR_RETURN(o.gate_up_scales, streamed_->offset(l, "gate_up_proj_scales"));
+      DAY0_ASSIGN_OR_RETURN(o.gate_up_bias, streamed_->offset(l, "gate_up_proj_bias"));
+      DAY0_ASSIGN_OR_RETURN(o.down_blocks, streamed_->offset(l, "down_proj_blocks"));
+      DAY0_ASSIGN_OR_RETURN(o.down_scales, streamed_->offset(l, "down_proj_scales"));
+      DAY0_ASSIGN_OR_RETURN(o.down_bias, streamed_->offset(l, "down_proj_bias"));
+      slot_.push_back(o);
+    }
+    return Status::ok();
+  }
+  ExpertStreaming expert_streaming() const override { return streamed_ ? streamed_->report() : ExpertStreaming{}; }
+  std::uint64_t routed_expert_bytes() const override {
+    return models::routed_expert_bytes(*checkpoint_, gpt_oss_tensors(s_));
+  }
+
   std::int64_t vocab_size() const override { return s_.vocab; }
   std::int64_t hidden_size() const override { return s_.hidden; }
   std::int64_t max_context() const override { return s_.max_positions; }
@@ -124,7 +147,7 @@ class GptOssModel final : public LoadedModel {
       if (trace) trace->append("attn." + std::to_string(l) + ".out", attn.data(), attn.size());
       for (std::size_t i = 0; i < x.size(); ++i) x[i] += attn[i];
       cpu::rms_norm(x.data(), T, H, L.post_norm, static_cast<float>(s_.rms_eps), h.data());
-      moe(L, l, h.data(), T, x.data(), trace);
+      DAY0_RETURN_IF_ERROR(moe(L, l, h.data(), T, x.data(), trace));
       if (trace) trace->append("hidden." + std::to_string(l), x.data(), x.size());
     }
     state.kv.set_length(pos0 + T);
@@ -194,7 +217,7 @@ class GptOssModel final : public LoadedModel {
 
   // Router (top-k of the logits, softmax over the selected) and the selected experts, added to
   // the residual x. Tokens are grouped by expert so each expert's weights are decoded once.
-  void moe(const GptOssLayer& L, std::int64_t layer, const float* h, std::int64_t T, float* x, ForwardTrace* trace) {
+  Status moe(const GptOssLayer& L, std::int64_t layer, const float* h, std::int64_t T, float* x, ForwardTrace* trace) {
     const std::int64_t E = s_.experts, K = s_.top_k, H = s_.hidden, I = s_.inter;
     std::vector<float> router_logits(static_cast<std::size_t>(T * E));
     cpu::linear(pool_, h, T, L.router, &L.router_bias, router_logits.data());
@@ -225,24 +248,57 @@ class GptOssModel final : public LoadedModel {
       trace->append("router." + std::to_string(layer) + ".weights", weights.data(), weights.size());
     }
     std::vector<float> moe_out(static_cast<std::size_t>(T * H), 0.0f);
-    for (std::int64_t e = 0; e < E; ++e) {
+    const auto run_expert = [&](std::int32_t e, const cpu::Mxfp4Matrix& gate_up, const cpu::Matrix& gate_up_bias,
+                                const cpu::Mxfp4Matrix& down, const cpu::Matrix& down_bias) {
       const auto& routed = by_expert[static_cast<std::size_t>(e)];
-      if (routed.empty()) continue;
       const auto n = static_cast<std::int64_t>(routed.size());
-      std::vector<float> xs(static_cast<std::size_t>(n * H)), gate_up(static_cast<std::size_t>(n * 2 * I)),
-          act(static_cast<std::size_t>(n * I)), down(static_cast<std::size_t>(n * H));
+      std::vector<float> xs(static_cast<std::size_t>(n * H)), gu(static_cast<std::size_t>(n * 2 * I)),
+          act(static_cast<std::size_t>(n * I)), dn(static_cast<std::size_t>(n * H));
       for (std::int64_t i = 0; i < n; ++i) std::copy_n(h + routed[static_cast<std::size_t>(i)].first * H, H, xs.data() + i * H);
-      const auto ue = static_cast<std::size_t>(e);
-      cpu::linear(pool_, xs.data(), n, L.gate_up[ue], &L.gate_up_bias[ue], gate_up.data());
-      for (std::int64_t i = 0; i < n; ++i) clamped_swiglu(gate_up.data() + i * 2 * I, I, act.data() + i * I);
-      cpu::linear(pool_, act.data(), n, L.down[ue], &L.down_bias[ue], down.data());
+      cpu::linear(pool_, xs.data(), n, gate_up, &gate_up_bias, gu.data());
+      for (std::int64_t i = 0; i < n; ++i) clamped_swiglu(gu.data() + i * 2 * I, I, act.data() + i * I);
+      cpu::linear(pool_, act.data(), n, down, &down_bias, dn.data());
       for (std::int64_t i = 0; i < n; ++i) {
         const auto [t, w] = routed[static_cast<std::size_t>(i)];
-        for (std::int64_t c = 0; c < H; ++c) moe_out[static_cast<std::size_t>(t * H + c)] += w * down[static_cast<std::size_t>(i * H + c)];
+        for (std::int64_t c = 0; c < H; ++c) moe_out[static_cast<std::size_t>(t * H + c)] += w * dn[static_cast<std::size_t>(i * H + c)];
       }
+    };
+    std::vector<std::int32_t> used;
+    for (std::int32_t e = 0; e < E; ++e)
+      if (!by_expert[static_cast<std::size_t>(e)].empty()) used.push_back(e);
+    if (!streamed_) {
+      for (const std::int32_t e : used) {
+        const auto ue = static_cast<std::size_t>(e);
+        run_expert(e, L.gate_up[ue], L.gate_up_bias[ue], L.down[ue], L.down_bias[ue]);
+      }
+    } else {
+      // The same views, pointing into the cache slot that holds the expert.
+      const SlotLayout& o = slot_[static_cast<std::size_t>(layer)];
+      DAY0_RETURN_IF_ERROR(streamed_->for_each(static_cast<std::int32_t>(layer), used,
+                                               [&](std::size_t i, const std::uint8_t* p) {
+                                                 const auto ue = static_cast<std::size_t>(used[i]);
+                                                 cpu::Mxfp4Matrix gate_up = L.gate_up[ue], down = L.down[ue];
+                                                 cpu::Matrix gate_up_bias = L.gate_up_bias[ue],
+                                                             down_bias = L.down_bias[ue];
+                                                 gate_up.blocks = p + o.gate_up_blocks;
+                                                 gate_up.scales = p + o.gate_up_scales;
+                                                 down.blocks = p + o.down_blocks;
+                                                 down.scales = p + o.down_scales;
+                                                 gate_up_bias.data = p + o.gate_up_bias;
+                                                 down_bias.data = p + o.down_bias;
+                                                 run_expert(used[i], gate_up, gate_up_bias, down, down_bias);
+                                                 return Status::ok();
+                                               }));
     }
     for (std::size_t i = 0; i < moe_out.size(); ++i) x[i] += moe_out[i];
+    return Status::ok();
   }
+
+  // Where each of an expert's tensors starts in its cache slot (streamed experts).
+  struct SlotLayout {
+    std::uint64_t gate_up_blocks = 0, gate_up_scales = 0, gate_up_bias = 0, down_blocks = 0, down_scales = 0,
+                  down_bias = 0;
+  };
 
   GptOssShape s_;
   std::shared_ptr<const io::Checkpoint> checkpoint_;
@@ -252,6 +308,8 @@ class GptOssModel final : public LoadedModel {
   cpu::Matrix embed_, final_norm_, lm_head_;
   std::vector<GptOssLayer> layers_;
   std::uint64_t decode_bytes_ = 0;
+  std::unique_ptr<StreamedExperts> streamed_;  // null: the experts are read through the memory map
+  std::vector<SlotLayout> slot_;               // per layer, with streamed_
 };
 
 Result<std::unique_ptr<LoadedModel>> load(const io::ModelConfig& config, std::shared_ptr<const io::Checkpoint> checkpoint,

@@ -92,18 +92,53 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
       DAY0_LOG_WARN("--device {}: {}; running on the CPU", options.device, loaded.status().message());
     }
   }
-  DAY0_ASSIGN_OR_RETURN(auto loaded, arch->load(config, shared, pool, options));
+  // Routed experts, for a plan that may stream them: their bytes, and one token's worth.
+  DAY0_ASSIGN_OR_RETURN(const auto manifest, arch->expected_tensors(config));
+  std::uint64_t expert_bytes = 0;
+  for (const ExpectedTensor& t : manifest)
+    if (t.role == TensorRole::routed_experts)
+      if (const auto ref = shared->find(t.name)) expert_bytes += ref->info->nbytes();
+  std::uint64_t min_cache = 0;
+  if (expert_bytes > 0) {
+    DAY0_ASSIGN_OR_RETURN(const MoeLayout moe, arch->moe_layout(config));
+    const auto experts = static_cast<std::uint64_t>(std::max<std::int64_t>(1, moe.moe_layers * moe.routed_experts));
+    const std::uint64_t slot = (expert_bytes / experts + 63) / 64 * 64;
+    min_cache = slot * static_cast<std::uint64_t>(std::max<std::int64_t>(1, moe.experts_per_token));
+  }
+  const std::uint64_t weight_bytes = tensor_bytes(*shared);
+  DAY0_ASSIGN_OR_RETURN(const std::uint64_t limit, limits::resolve_memory_limit(options.memory_limit_bytes));
+  LoadOptions cpu_options = options;
+  // Weights alone over the limit: the plan will stream the experts, so binding leaves their bytes
+  // alone (the cache checks each expert as it reads it).
+  cpu_options.experts_streamed = expert_bytes > 0 && (options.expert_cache_bytes > 0 || weight_bytes > limit);
+  DAY0_ASSIGN_OR_RETURN(auto loaded, arch->load(config, shared, pool, cpu_options));
   limits::PlanRequest request;
-  request.weight_bytes = tensor_bytes(*shared);
+  request.weight_bytes = weight_bytes;
   request.model_context = loaded->max_context();
   request.context = options.max_context;
-  request.limit = options.memory_limit_bytes;
+  request.limit = limit;
+  request.expert_bytes = expert_bytes;
+  request.expert_cache = options.expert_cache_bytes;
+  request.min_expert_cache = min_cache;
   auto granted = limits::plan_memory(*loaded, request);
   if (!granted) return error(granted.status().code(), dir.string() + ": " + granted.status().message());
-  DAY0_LOG_INFO("memory plan for {}: {} needed ({} weights, {} state for {} tokens, {} workspace), {} available",
-                dir.string(), limits::format_bytes(granted->total()), limits::format_bytes(granted->weights),
-                limits::format_bytes(granted->state), granted->context, limits::format_bytes(granted->workspace),
-                limits::format_bytes(granted->available));
+  if (granted->streamed) {
+    const Status streaming = loaded->stream_experts(
+        {.cache_bytes = granted->expert_cache, .direct = options.direct_expert_reads, .readers = 4});
+    if (!streaming.is_ok()) return error(streaming.code(), dir.string() + ": " + streaming.message());
+    DAY0_LOG_INFO(
+        "memory plan for {}: {} needed ({} weights besides the experts, {} state for {} tokens, {} workspace, {} "
+        "expert cache for {} of experts read from disk as needed), {} available",
+        dir.string(), limits::format_bytes(granted->total()), limits::format_bytes(granted->weights),
+        limits::format_bytes(granted->state), granted->context, limits::format_bytes(granted->workspace),
+        limits::format_bytes(granted->expert_cache), limits::format_bytes(expert_bytes),
+        limits::format_bytes(granted->available));
+  } else {
+    DAY0_LOG_INFO("memory plan for {}: {} needed ({} weights, {} state for {} tokens, {} workspace), {} available",
+                  dir.string(), limits::format_bytes(granted->total()), limits::format_bytes(granted->weights),
+                  limits::format_bytes(granted->state), granted->context, limits::format_bytes(granted->workspace),
+                  limits::format_bytes(granted->available));
+  }
   if (plan != nullptr) *plan = {granted->context, granted->total(), granted->available};
   return loaded;
 }

@@ -41,6 +41,13 @@ struct ForwardTrace {
   }
 };
 
+// How a model streams its routed experts (models/streamed_experts.h).
+struct ExpertStreamingOptions {
+  std::uint64_t cache_bytes = 0;  // the cache's budget
+  bool direct = false;            // O_DIRECT reads where the filesystem allows them
+  std::size_t readers = 4;
+};
+
 class LoadedModel {
  public:
   virtual ~LoadedModel() = default;
@@ -63,6 +70,15 @@ class LoadedModel {
   virtual std::string device_name() const { return "cpu"; }
   virtual std::vector<std::pair<std::string, std::uint64_t>> memory_report() const { return {}; }
   virtual std::uint64_t decode_bytes_per_token() const { return 0; }
+  // Reads the routed experts from the checkpoint into a cache as tokens are routed to them,
+  // instead of through the memory map (a model larger than memory); the other weights stay
+  // mapped. Called once, after loading, before any forward. Unsupported where a model cannot.
+  virtual Status stream_experts(const ExpertStreamingOptions& /*options*/) {
+    return error(ErrorCode::unsupported, "this model cannot stream its experts");
+  }
+  virtual ExpertStreaming expert_streaming() const { return {}; }
+  // The bytes of the routed experts as stored (0 without any): what streaming leaves on disk.
+  virtual std::uint64_t routed_expert_bytes() const { return 0; }
   // Tokens the engine feeds per prefill call: cancellation is checked between calls, and a GPU
   // wants larger steps (each step converts every routed expert once per layer).
   virtual std::int64_t prefill_chunk() const { return 256; }
@@ -91,6 +107,12 @@ struct LoadOptions {
   // The memory plan's inputs (ModelOptions::max_context, memory_limit_bytes): 0 = automatic.
   std::int64_t max_context = 0;
   std::uint64_t memory_limit_bytes = 0;
+  // The routed experts will be streamed (stream_experts()): binding checks their shapes but not
+  // their bytes, which the cache checks as it reads each expert.
+  bool experts_streamed = false;
+  // Streaming: ModelOptions::expert_cache_bytes and direct_expert_reads.
+  std::uint64_t expert_cache_bytes = 0;
+  bool direct_expert_reads = false;
 };
 
 // What the memory plan granted a model loaded on the CPU (limits/memory_plan.h).

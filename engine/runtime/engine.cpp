@@ -59,6 +59,7 @@ ModelSummary describe(const Model& model) {
   if (model.loaded) {
     summary.device_memory = model.loaded->memory_report();
     summary.decode_bytes_per_token = model.loaded->decode_bytes_per_token();
+    summary.experts = model.loaded->expert_streaming();
   }
   return summary;
 }
@@ -157,6 +158,8 @@ class EngineImpl final : public Engine {
     load_options.device = options.device;
     load_options.max_context = options.max_context;
     load_options.memory_limit_bytes = options.memory_limit_bytes;
+    load_options.expert_cache_bytes = options.expert_cache_bytes;
+    load_options.direct_expert_reads = options.direct_expert_reads;
     models::LoadPlan plan;
     DAY0_ASSIGN_OR_RETURN(auto loaded, models::load_model(dir, pool_, load_options, &plan));
     auto model = std::make_shared<Model>();

@@ -32,6 +32,23 @@ struct ModelOptions {
   // What the memory plan may use, in bytes: 0 takes DAY0_MEMORY_LIMIT_BYTES when set, else
   // MemAvailable less a reserve of 512 MiB. Loading is refused when the model does not fit.
   std::uint64_t memory_limit_bytes = 0;
+  // Routed experts (CPU): 0 lets the memory plan choose: they stay memory-mapped when the whole
+  // model fits, else they are read from disk into a cache of what memory is left, as tokens are
+  // routed to them. A size streams them through a cache of that many bytes.
+  std::uint64_t expert_cache_bytes = 0;
+  // Streamed experts are read with O_DIRECT (bypassing the page cache) where the filesystem allows.
+  bool direct_expert_reads = false;
+};
+
+// Routed experts read from disk into a cache as tokens are routed to them, and what that has
+// cost so far (lookups, hits and misses count experts; bytes and seconds count the reads).
+struct ExpertStreaming {
+  bool streamed = false;
+  bool direct = false;             // O_DIRECT reads in effect
+  std::uint64_t cache_bytes = 0;   // the cache's size
+  std::uint64_t expert_bytes = 0;  // every routed expert of the checkpoint
+  std::uint64_t lookups = 0, hits = 0, misses = 0, evictions = 0, bytes_read = 0;
+  double read_seconds = 0;  // time generation waited for reads
 };
 
 struct ModelSummary {
@@ -53,6 +70,7 @@ struct ModelSummary {
   // state at max_context and workspaces, and what they were checked against; 0 on a GPU.
   std::uint64_t planned_bytes = 0;
   std::uint64_t available_bytes = 0;
+  ExpertStreaming experts;  // streamed == false: the experts are mapped with the other weights
 };
 
 struct Sampling {

@@ -1,0 +1,78 @@
+#include "models/streamed_experts.h"
+
+#include <algorithm>
+
+#include "models/expert_locations.h"
+
+namespace day0::models {
+
+std::uint64_t routed_expert_bytes(const io::Checkpoint& checkpoint, std::span<const ExpectedTensor> manifest) {
+  std::uint64_t bytes = 0;
+  for (const ExpectedTensor& t : manifest) {
+    if (t.role != TensorRole::routed_experts) continue;
+    if (const auto ref = checkpoint.find(t.name)) bytes += ref->info->nbytes();
+  }
+  return bytes;
+}
+
+Result<std::unique_ptr<StreamedExperts>> StreamedExperts::open(const io::Checkpoint& checkpoint,
+                                                               std::span<const ExpectedTensor> manifest,
+                                                               const ExpertStreamingOptions& options,
+                                                               std::size_t min_slots,
+                                                               experts::ExpertCache::Check check) {
+  DAY0_ASSIGN_OR_RETURN(auto locations, expert_locations(checkpoint, manifest));
+  if (locations.empty()) return error(ErrorCode::unsupported, "this model has no routed experts to stream");
+  std::unique_ptr<StreamedExperts> out(new StreamedExperts());
+  for (const auto& l : locations) out->expert_bytes_ += l.bytes;
+  std::vector<std::filesystem::path> shards;
+  for (const auto& s : checkpoint.shards()) shards.push_back(s.path());
+  DAY0_ASSIGN_OR_RETURN(auto store, experts::ExpertStore::open(std::move(shards), std::move(locations),
+                                                               {.readers = options.readers, .direct = options.direct}));
+  out->store_ = std::move(store);
+  DAY0_ASSIGN_OR_RETURN(out->cache_,
+                        experts::ExpertCache::create(out->store_, options.cache_bytes, min_slots, std::move(check)));
+  return out;
+}
+
+Result<std::uint64_t> StreamedExperts::offset(std::int32_t layer, std::string_view suffix) const {
+  // Expert 0 of the layer stands for all of them (expert_locations() checked the shapes).
+  const ExpertLocation* loc = store_->location(layer, 0);
+  if (loc == nullptr) return error(ErrorCode::internal, "layer " + std::to_string(layer) + " has no routed experts");
+  std::uint64_t at = 0;
+  for (const auto& r : loc->ranges) {
+    if (r.tensor.size() >= suffix.size() && r.tensor.compare(r.tensor.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return at;
+    at += r.length;
+  }
+  return error(ErrorCode::internal,
+               "layer " + std::to_string(layer) + "'s experts have no tensor ending in " + std::string(suffix));
+}
+
+Status StreamedExperts::for_each(std::int32_t layer, std::span<const std::int32_t> experts,
+                                 const std::function<Status(std::size_t, const std::uint8_t*)>& fn) {
+  for (std::size_t begin = 0; begin < experts.size();) {
+    const std::size_t group = std::min(experts.size() - begin, std::max<std::size_t>(cache_->free_slots(), 1));
+    DAY0_ASSIGN_OR_RETURN(auto lease, cache_->acquire(layer, experts.subspan(begin, group)));
+    for (std::size_t i = 0; i < group; ++i) DAY0_RETURN_IF_ERROR(fn(begin + i, lease.data(i)));
+    begin += group;
+  }
+  return Status::ok();
+}
+
+ExpertStreaming StreamedExperts::report() const {
+  const auto s = cache_->stats();
+  ExpertStreaming r;
+  r.streamed = true;
+  r.direct = store_->direct_active();
+  r.cache_bytes = cache_->bytes();
+  r.expert_bytes = expert_bytes_;
+  r.lookups = s.lookups;
+  r.hits = s.hits;
+  r.misses = s.misses;
+  r.evictions = s.evictions;
+  r.bytes_read = s.bytes_read;
+  r.read_seconds = s.read_seconds;
+  return r;
+}
+
+}  // namespace day0::models
