@@ -1,6 +1,7 @@
 #include "models/streamed_experts.h"
 
 #include <algorithm>
+#include <future>
 
 #include "models/expert_locations.h"
 
@@ -50,11 +51,36 @@ Result<std::uint64_t> StreamedExperts::offset(std::int32_t layer, std::string_vi
 
 Status StreamedExperts::for_each(std::int32_t layer, std::span<const std::int32_t> experts,
                                  const std::function<Status(std::size_t, const std::uint8_t*)>& fn) {
-  for (std::size_t begin = 0; begin < experts.size();) {
-    const std::size_t group = std::min(experts.size() - begin, std::max<std::size_t>(cache_->free_slots(), 1));
-    DAY0_ASSIGN_OR_RETURN(auto lease, cache_->acquire(layer, experts.subspan(begin, group)));
-    for (std::size_t i = 0; i < group; ++i) DAY0_RETURN_IF_ERROR(fn(begin + i, lease.data(i)));
-    begin += group;
+  using Lease = experts::ExpertCache::Lease;
+  const std::size_t free = std::max<std::size_t>(cache_->free_slots(), 1);
+  if (experts.size() <= free) {
+    // One group (a decode step's experts): read the misses, then run them all.
+    DAY0_ASSIGN_OR_RETURN(auto lease, cache_->acquire(layer, experts));
+    for (std::size_t i = 0; i < experts.size(); ++i) DAY0_RETURN_IF_ERROR(fn(i, lease.data(i)));
+    return Status::ok();
+  }
+  if (free < 2) {
+    for (std::size_t i = 0; i < experts.size(); ++i) {
+      DAY0_ASSIGN_OR_RETURN(auto lease, cache_->acquire(layer, experts.subspan(i, 1)));
+      DAY0_RETURN_IF_ERROR(fn(i, lease.data(0)));
+    }
+    return Status::ok();
+  }
+  // More experts than free slots (a prefill reaching most of a layer's experts): groups of half
+  // the free slots, the next one read on another thread while this one runs.
+  const std::size_t group = free / 2;
+  const auto fetch = [this, layer, experts, group](std::size_t begin) {
+    const auto part = experts.subspan(begin, std::min(group, experts.size() - begin));
+    return std::async(std::launch::async, [this, layer, part] { return cache_->acquire(layer, part); });
+  };
+  std::future<Result<Lease>> next = fetch(0);
+  for (std::size_t begin = 0; begin < experts.size(); begin += group) {
+    Result<Lease> current = next.get();
+    if (!current) return current.status();
+    if (begin + group < experts.size()) next = fetch(begin + group);
+    Status status;
+    for (std::size_t i = 0; status.is_ok() && i < current->size(); ++i) status = fn(begin + i, current->data(i));
+    if (!status.is_ok()) return status;  // `next` finishes (and its lease ends) as it goes
   }
   return Status::ok();
 }

@@ -37,8 +37,9 @@ class StreamedExperts {
   // An error names the tensor when the layer's experts have none such.
   Result<std::uint64_t> offset(std::int32_t layer, std::string_view suffix) const;
 
-  // Calls fn(i, bytes) for every experts[i] with that expert's bytes in the cache, a group of at
-  // most the cache's free slots at a time; the first error (a read, a check, or fn's) ends it.
+  // Calls fn(i, bytes) for every experts[i] with that expert's bytes in the cache: all at once
+  // when they fit the free slots, else in groups of half of them, the next group read on another
+  // thread while fn runs on this one. The first error (a read, a check, or fn's) ends it.
   Status for_each(std::int32_t layer, std::span<const std::int32_t> experts,
                   const std::function<Status(std::size_t, const std::uint8_t*)>& fn);
 

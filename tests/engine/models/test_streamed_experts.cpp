@@ -88,9 +88,12 @@ class TestStreamedExperts : public QObject {
     QVERIFY2(probe.status().message().find("one token's experts need") != std::string::npos,
              probe.status().message().c_str());
 
-    for (const bool direct : {false, true}) {
+    // A cache of an eighth of the checkpoint (buffered and O_DIRECT reads), and of a fifth: a
+    // prompt then reaches more experts of a layer than fit at once, which go in groups, the next
+    // one read while the last runs.
+    for (const auto& [divisor, direct] : {std::pair{8u, false}, std::pair{8u, true}, std::pair{5u, false}}) {
       ModelOptions options;
-      options.expert_cache_bytes = file_bytes(dir) / 8;
+      options.expert_cache_bytes = file_bytes(dir) / divisor;
       options.direct_expert_reads = direct;
       auto streamed = engine_->load_model(dir, options);
       QVERIFY2(streamed, streamed.status().message().c_str());
@@ -100,13 +103,13 @@ class TestStreamedExperts : public QObject {
       QVERIFY(std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) == 0);
       const ExpertStreaming s = describe(**streamed).experts;
       QVERIFY(s.streamed);
-      QVERIFY(s.cache_bytes > 0 && s.cache_bytes < s.expert_bytes);
+      QVERIFY(s.cache_bytes > 0);
       QCOMPARE(s.hits + s.misses, s.lookups);
       QVERIFY(s.misses > 0);
-      QVERIFY(s.evictions > 0);
+      if (s.cache_bytes < s.expert_bytes / 2) QVERIFY(s.evictions > 0);
       QVERIFY(s.bytes_read >= s.misses);
-      qInfo("%s%s: cache %.0f%% of %llu expert bytes, %llu lookups, hit rate %.2f, %llu evictions, %llu bytes read",
-            qPrintable(model), direct ? (s.direct ? " (O_DIRECT)" : " (O_DIRECT refused by the filesystem)") : "",
+      qInfo("%s%s, 1/%u: cache %.0f%% of %llu expert bytes, %llu lookups, hit rate %.2f, %llu evictions, %llu bytes read",
+            qPrintable(model), direct ? (s.direct ? " (O_DIRECT)" : " (O_DIRECT refused by the filesystem)") : "", divisor,
             100.0 * static_cast<double>(s.cache_bytes) / static_cast<double>(s.expert_bytes),
             static_cast<unsigned long long>(s.expert_bytes), static_cast<unsigned long long>(s.lookups),
             static_cast<double>(s.hits) / static_cast<double>(s.lookups), static_cast<unsigned long long>(s.evictions),
