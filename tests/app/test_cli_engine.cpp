@@ -426,6 +426,54 @@ class TestCliEngine : public QObject {
     QCOMPARE(r.exit_code, 2);
   }
 
+  // plan says what loading does: mapped when the model fits, experts streamed through a cache of
+  // what is left when --ram is just short of the whole model, and the same through chat's
+  // --expert-cache; with measurements, every rate and prediction is a positive number.
+  void planSaysWhatLoadingDoes() {
+    const QString model = kData + "/models/tiny-glm5-hc4-mxfp4";
+    auto r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--context", "4096"}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o["streamed"].toBool(), false);
+    QCOMPARE(o["context"].toInteger(), 4096);
+    const qint64 whole = o["planned_bytes"].toInteger();
+    const qint64 experts = o["expert_bytes"].toInteger();
+    QVERIFY(whole > 0 && experts > 0 && o["weight_bytes"].toInteger() > experts);
+    QVERIFY(!o.contains("predicted"));
+
+    r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--context", "4096", "--ram", QString::number(whole - 1)},
+                    quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o["streamed"].toBool(), true);
+    QVERIFY(o["expert_cache_bytes"].toInteger() > 0 && o["expert_cache_bytes"].toInteger() < experts);
+    QVERIFY(o["planned_bytes"].toInteger() <= whole - 1);
+
+    r = run_program(kCli, {"plan", model, "--no-measure", "--context", "4096", "--ram", QString::number(whole - experts)},
+                    quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("even with its experts read from disk"), qPrintable(r.err));
+    QCOMPARE(run_program(kCli, {"plan", model, "--ram", "lots"}, quiet_env()).exit_code, 2);
+
+    r = run_program(kCli, {"plan", model, "--json", "--threads", "2", "--prompt-tokens", "16", "--expert-cache", "40K"},
+                    quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o["streamed"].toBool(), true);
+    const QJsonObject m = o["measured"].toObject(), p = o["predicted"].toObject();
+    for (const char* key : {"ram_gbps", "disk_gbps", "bf16_gemv_gbps", "mxfp4_gemv_gbps", "bf16_gflops", "mxfp4_gflops"})
+      QVERIFY2(m[key].toDouble() > 0, key);
+    QVERIFY(p["decode_tokens_per_s"].toDouble() > 0 && p["prefill_tokens_per_s"].toDouble() > 0);
+    QVERIFY(p["hit_rate"].toDouble() > 0 && p["hit_rate"].toDouble() < 1);
+
+    // generate (as chat and serve) streams when asked.
+    r = run_program(kCli, {"generate", "--model", model, "--tokens", "1,2,3", "--max-new-tokens", "4", "--expert-cache", "40K"},
+                    quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QCOMPARE(run_program(kCli, {"generate", "--model", model, "--tokens", "1,2,3", "--expert-cache", "0"}, quiet_env()).exit_code,
+             2);
+  }
+
   void verifyExitCodes() {
     auto r = run_program(kCli,
                          {"verify", "--model", kData + "/models/tiny-gpt-oss", "--reference",

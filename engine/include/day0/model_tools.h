@@ -45,3 +45,46 @@ Result<ExpertReadFigures> measure_expert_reads(const std::filesystem::path& dir,
                                                std::uint64_t max_bytes, std::size_t batch = 8);
 
 }  // namespace day0
+
+namespace day0 {
+
+// `day0-cli plan`: what loading a model on this machine's CPU will do, and how fast it will run.
+struct PlanOptions {
+  std::uint64_t memory_bytes = 0;        // what the plan may use (0: as loading decides: MemAvailable less a reserve)
+  std::int64_t context = 0;              // 0: as loading decides
+  std::uint64_t expert_cache_bytes = 0;  // 0: as loading decides
+  bool direct = false;                   // streamed experts read with O_DIRECT
+  int threads = 0;                       // 0: one per hardware thread
+  std::int64_t prompt_tokens = 512;      // the prompt the prefill prediction is for
+  bool measure = true;                   // measure bandwidths and kernels, and predict speeds
+};
+
+struct ModelPlan {
+  // The model.
+  std::string model_type;
+  std::uint64_t weight_bytes = 0;  // every tensor as stored
+  std::uint64_t expert_bytes = 0;  // routed experts as stored
+  std::int64_t experts = 0;        // routed experts in all MoE layers
+  std::int64_t experts_per_token = 0, routed_per_layer = 0, moe_layers = 0;
+  std::uint64_t decode_bytes_per_token = 0;  // weights one decode step reads (experts at top_k / E)
+  // What loading does (the memory plan the engine makes and follows).
+  std::int64_t context = 0;
+  std::uint64_t planned_bytes = 0, available_bytes = 0;
+  bool streamed = false;
+  std::uint64_t cache_bytes = 0;
+  // Measured now (with `measure`).
+  bool measured = false;
+  int threads = 0;
+  double ram_gbps = 0;           // memory read bandwidth
+  double disk_gbps = 0;          // routed experts read from the shards
+  bool disk_direct = false;      // that figure is O_DIRECT's (else the page cache's may be in it)
+  double bf16_gemv_gbps = 0, mxfp4_gemv_gbps = 0, bf16_gflops = 0, mxfp4_gflops = 0;
+  // Predicted from the figures above.
+  double hit_rate = 1;  // decode: experts found in memory
+  double decode_tokens_per_s = 0;
+  double prefill_tokens_per_s = 0;
+};
+
+Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions& options);
+
+}  // namespace day0
