@@ -95,10 +95,11 @@ int run_plan(const std::vector<std::string>& argv) {
                      {"ram_gbps", p.ram_gbps},
                      {"disk_gbps", p.disk_gbps},
                      {"disk_direct", p.disk_direct},
-                     {"bf16_gemv_gbps", p.bf16_gemv_gbps},
-                     {"mxfp4_gemv_gbps", p.mxfp4_gemv_gbps},
-                     {"bf16_gflops", p.bf16_gflops},
-                     {"mxfp4_gflops", p.mxfp4_gflops}};
+                     {"dense_gemv_gbps", p.dense_gemv_gbps},
+                     {"dense_gflops", p.dense_gflops},
+                     {"expert_format", p.expert_format},
+                     {"expert_gemv_gbps", p.expert_gemv_gbps},
+                     {"expert_gflops", p.expert_gflops}};
     j["predicted"] = {{"hit_rate", p.hit_rate},
                       {"decode_tokens_per_s", p.decode_tokens_per_s},
                       {"prefill_tokens_per_s", p.prefill_tokens_per_s},
@@ -126,10 +127,11 @@ int run_plan(const std::vector<std::string>& argv) {
               size_text(p.planned_bytes).c_str(), size_text(p.available_bytes).c_str());
   if (p.measured) {
     std::printf("measured (%d threads): memory %.1f GB/s; experts from disk %.2f GB/s (%s);\n"
-                "  kernels, one token: bf16 %.1f GB/s, MXFP4 %.1f GB/s; a block of tokens: bf16 %.0f GFLOP/s, "
-                "MXFP4 %.0f GFLOP/s\n",
-                p.threads, p.ram_gbps, p.disk_gbps, p.disk_direct ? "O_DIRECT" : "page cache", p.bf16_gemv_gbps,
-                p.mxfp4_gemv_gbps, p.bf16_gflops, p.mxfp4_gflops);
+                "  the kernels on this model's weights, one token: dense %.1f GB/s, experts (%s%s) %.1f GB/s;\n"
+                "  a prefill chunk: dense %.0f GFLOP/s, experts %.0f GFLOP/s\n",
+                p.threads, p.ram_gbps, p.disk_gbps, p.disk_direct ? "O_DIRECT" : "page cache", p.dense_gemv_gbps,
+                p.expert_format.c_str(), p.streamed ? ", in the cache's memory" : ", mapped", p.expert_gemv_gbps,
+                p.dense_gflops, p.expert_gflops);
     std::printf("predicted: decode %.2f tok/s", p.decode_tokens_per_s);
     if (p.streamed) std::printf(" (expert hit rate %.2f)", p.hit_rate);
     std::printf(", prefill %.1f tok/s (%lld-token prompt)\n", p.prefill_tokens_per_s, static_cast<long long>(*prompt));

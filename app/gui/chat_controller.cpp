@@ -159,6 +159,7 @@ void ChatController::setSearchQuery(const QString& query) {
 
 void ChatController::newConversation() {
   currentId_ = 0;
+  openingId_ = 0;
   currentTitle_.clear();
   messages_->clear();
   applyConversationSettings(nlohmann::json::object());
@@ -174,13 +175,20 @@ void ChatController::openConversation(qint64 id, qint64 focusMessageId) {
   store_->conversation(id, onGui<storage::Conversation>([this, id](const auto& r) {
                          if (currentId_ == id && r.is_ok()) applyConversationSettings(r.value().settings);
                        }));
-  reloadMessages(id, focusMessageId, [this, id]() { emit conversationLoaded(id); });
+  openingId_ = id;
+  reloadMessages(id, focusMessageId, [this, id]() {
+    if (openingId_ == id) openingId_ = 0;
+    emit conversationLoaded(id);
+  });
 }
 
 void ChatController::reloadMessages(qint64 id, qint64 focusMessageId, std::function<void()> then) {
   store_->messages(id, onGui<std::vector<storage::Message>>([this, id, focusMessageId, then](const auto& r) {
                      if (currentId_ != id) return;
-                     if (!r.is_ok()) return failed(tr("The conversation cannot be opened"), r.error());
+                     if (!r.is_ok()) {
+                       if (openingId_ == id) openingId_ = 0;
+                       return failed(tr("The conversation cannot be opened"), r.error());
+                     }
                      messages_->reset(r.value(),
                                       focusMessageId > 0 ? std::optional<std::int64_t>(focusMessageId) : std::nullopt);
                      if (replyId_ != 0 && replyConversation_ == id) {

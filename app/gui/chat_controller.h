@@ -254,6 +254,9 @@ class ChatController : public QObject {
   MessageListModel* messages_;
 
   qint64 currentId_ = 0;
+  // The conversation whose messages are still being read after openConversation(): a message sent
+  // meanwhile would hang off the wrong parent, so send() waits for them.
+  qint64 openingId_ = 0;
   QString currentTitle_;
   bool sending_ = false;
   std::vector<ValidatedImage> pending_;

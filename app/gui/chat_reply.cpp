@@ -85,6 +85,10 @@ bool ChatController::send(const QString& rawText) {
     emit errorOccurred(tr("A reply is still being written: wait for it or press Stop."));
     return false;
   }
+  if (openingId_ != 0 && openingId_ == currentId_) {
+    emit errorOccurred(tr("The conversation is still opening: send again in a moment."));
+    return false;
+  }
   if (readingDocuments_ > 0) {
     emit errorOccurred(tr("An attached document is still being read: send again in a moment."));
     return false;

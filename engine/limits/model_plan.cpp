@@ -2,16 +2,25 @@
 // CPU (the engine loads it, maps and binds it, and reports what it planned; nothing is
 // generated), the rates that bound its speed measured now, and the speeds they predict.
 //
-// Decode, per token: the weights other than the routed experts go through the bf16 kernel once;
-// the top_k experts of each MoE layer through the MXFP4 kernel, and those not in the expert
-// cache are first read from disk (the cache's share of the experts is the expected hit rate:
-// routing that favours some experts does better). Prefill, per chunk of up to 256 prompt tokens:
-// the multiply-adds at the measured block rate; streamed, each layer's experts the chunk reaches
-// are read again (a prompt walks every layer's experts in turn, more than the cache holds) while
-// the previous group computes, so the slower of the two counts. Attention over the context and
-// the small operators are left out: the figures hold for short contexts.
+// The kernels are timed on the model's own tensors: its dense weights through the memory map (as
+// decoding reads them), its experts through the map too, or copied into ordinary memory when
+// they will be streamed (as the expert cache holds them). Decode, per token: the weights other
+// than the routed experts once, one token at a time; the top_k experts of each MoE layer, those
+// not in the cache first read from disk (the cache's share of the experts is the expected hit
+// rate: routing that favours some experts does better). Prefill, per chunk of up to 256 prompt
+// tokens: the dense weights for the chunk's tokens at once; each expert the chunk reaches for its
+// share of the tokens (chunk x top_k / experts); streamed, those experts are read again (a prompt
+// walks every layer's experts in turn, more than the cache holds), each layer's first group
+// before it runs, the rest while the previous group computes. Attention over the context and the small operators
+// are left out: the figures hold for short contexts.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 #include <thread>
 
 #include "backend/cpu/kernel_rates.h"
@@ -24,6 +33,70 @@
 #include "models/architecture.h"
 
 namespace day0 {
+namespace {
+
+constexpr std::uint64_t kSampleBytes = 256ull << 20;
+
+// Tensors to time the kernels on: the model's dense 2-D float weights (not the embedding, which a
+// token reads one row of), and its routed experts, up to kSampleBytes of each, spread over the
+// layers. Views into the memory map; experts that will be streamed are copied into ordinary
+// memory, as the expert cache holds them.
+struct Samples {
+  std::vector<cpu::Matrix> dense;
+  std::vector<cpu::Mxfp4Matrix> mxfp4;
+  std::vector<cpu::Matrix> float_experts;
+  std::vector<std::unique_ptr<std::uint8_t[]>> copies;
+};
+
+Samples sample_tensors(const io::Checkpoint& checkpoint, std::span<const models::ExpectedTensor> manifest,
+                       bool copy_experts) {
+  Samples out;
+  std::uint64_t dense_bytes = 0, expert_bytes = 0;
+  const auto hold = [&](std::span<const std::uint8_t> bytes) -> const std::uint8_t* {
+    if (!copy_experts) return bytes.data();
+    out.copies.emplace_back(new std::uint8_t[bytes.size()]);
+    std::memcpy(out.copies.back().get(), bytes.data(), bytes.size());
+    return out.copies.back().get();
+  };
+  // Every expert matrix the manifest names, as (rows, cols, bytes of codes, bytes of scales).
+  for (const models::ExpectedTensor& t : manifest) {
+    const auto ref = checkpoint.find(t.name);
+    if (!ref) continue;
+    const io::TensorInfo& info = *ref->info;
+    const auto data = ref->file->data(info);
+    const bool is_float = info.dtype == DType::bf16 || info.dtype == DType::f16 || info.dtype == DType::f32;
+    if (t.role == models::TensorRole::routed_experts) {
+      if (expert_bytes >= kSampleBytes) continue;
+      const std::string_view name = t.name;
+      if (info.dtype == DType::u8 && name.ends_with("_blocks") && info.shape.size() == 4) {
+        // [E, rows, cols/32, 16]: the scales are the same name with _scales, [E, rows, cols/32].
+        const auto scales = checkpoint.find(std::string(name.substr(0, name.size() - 7)) + "_scales");
+        if (!scales) continue;
+        const std::uint64_t rows = info.shape[1], cols = info.shape[2] * 32;
+        // One expert per layer and matrix (the layer's middle one), so the sample spans the layers.
+        const std::uint64_t e = info.shape[0] / 2;
+        const auto blocks = data.subspan(e * rows * cols / 2, rows * cols / 2);
+        const auto scale_bytes = scales->file->data(*scales->info).subspan(e * rows * cols / 32, rows * cols / 32);
+        out.mxfp4.push_back({hold(blocks), hold(scale_bytes), static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)});
+        expert_bytes += blocks.size() + scale_bytes.size();
+      } else if (is_float && info.shape.size() == 2 && t.expert >= 0) {
+        out.float_experts.push_back({info.dtype, hold(data), static_cast<std::int64_t>(info.shape[0]),
+                                     static_cast<std::int64_t>(info.shape[1])});
+        expert_bytes += data.size();
+      }
+      continue;
+    }
+    if (!is_float || info.shape.size() != 2 || t.role == models::TensorRole::embedding ||
+        t.role == models::TensorRole::vision || t.role == models::TensorRole::mtp || dense_bytes >= kSampleBytes)
+      continue;
+    out.dense.push_back({info.dtype, data.data(), static_cast<std::int64_t>(info.shape[0]),
+                         static_cast<std::int64_t>(info.shape[1])});
+    dense_bytes += data.size();
+  }
+  return out;
+}
+
+}  // namespace
 
 Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions& options) {
   DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
@@ -68,15 +141,6 @@ Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions
   plan.measured = true;
   plan.threads = threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   plan.ram_gbps = measure_cpu_read_gbps(plan.threads);
-  {
-    ThreadPool pool(static_cast<std::size_t>(plan.threads));
-    const std::int64_t chunk = std::clamp<std::int64_t>(options.prompt_tokens, 1, 256);
-    const cpu::KernelRates rates = cpu::measure_kernel_rates(pool, chunk);
-    plan.bf16_gemv_gbps = rates.bf16_gemv_gbps;
-    plan.mxfp4_gemv_gbps = rates.mxfp4_gemv_gbps;
-    plan.bf16_gflops = rates.bf16_gflops;
-    plan.mxfp4_gflops = rates.mxfp4_gflops;
-  }
   if (plan.expert_bytes > 0) {
     // A few seconds of reads at most; O_DIRECT where the filesystem allows it (the disk's own rate,
     // which a model larger than memory mostly gets), else the page cache's.
@@ -88,30 +152,53 @@ Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions
 
   const double experts_per_layer = static_cast<double>(std::max<std::int64_t>(1, plan.routed_per_layer));
   const double k = static_cast<double>(plan.experts_per_token);
+  const double chunk = static_cast<double>(std::clamp<std::int64_t>(options.prompt_tokens, 1, 256));
+  const auto expert_tokens = static_cast<std::int64_t>(std::max(1.0, std::round(chunk * k / experts_per_layer)));
+  double dense_block = 0, expert_block = 0;  // weight bytes per second with a chunk's tokens
+  {
+    DAY0_ASSIGN_OR_RETURN(const auto checkpoint, io::Checkpoint::open(dir));
+    DAY0_ASSIGN_OR_RETURN(const auto manifest, arch->expected_tensors(config));
+    const Samples samples = sample_tensors(*checkpoint, manifest, plan.streamed);
+    ThreadPool pool(static_cast<std::size_t>(plan.threads));
+    plan.dense_gemv_gbps = cpu::linear_rate(pool, samples.dense, 1) / 1e9;
+    dense_block = cpu::linear_rate(pool, samples.dense, static_cast<std::int64_t>(chunk));
+    plan.dense_gflops = dense_block * chunk / 1e9;  // 2 bytes and 2 flops per weight and token
+    if (!samples.mxfp4.empty()) {
+      plan.expert_format = "MXFP4";
+      plan.expert_gemv_gbps = cpu::linear_rate(pool, samples.mxfp4, 1) / 1e9;
+      expert_block = cpu::linear_rate(pool, samples.mxfp4, expert_tokens);
+      plan.expert_gflops = expert_block * static_cast<double>(expert_tokens) * 2.0 * 32.0 / 17.0 / 1e9;
+    } else if (!samples.float_experts.empty()) {
+      plan.expert_format = "bf16";
+      plan.expert_gemv_gbps = cpu::linear_rate(pool, samples.float_experts, 1) / 1e9;
+      expert_block = cpu::linear_rate(pool, samples.float_experts, expert_tokens);
+      plan.expert_gflops = expert_block * static_cast<double>(expert_tokens) / 1e9;
+    }
+  }
+
   const double active_experts = static_cast<double>(plan.expert_bytes) * k / experts_per_layer;
   const double dense = std::max(0.0, static_cast<double>(plan.decode_bytes_per_token) - active_experts);
-  const double bf16_rate = std::max(plan.bf16_gemv_gbps, 1e-3) * 1e9;
-  const double mx_rate = std::max(plan.mxfp4_gemv_gbps, 1e-3) * 1e9;
+  const double dense_rate = std::max(plan.dense_gemv_gbps, 1e-3) * 1e9;
+  const double expert_rate = std::max(plan.expert_gemv_gbps, 1e-3) * 1e9;
   const double disk = std::max(plan.disk_gbps, 1e-3) * 1e9;
   plan.hit_rate = plan.streamed && plan.expert_bytes > 0
                       ? std::min(1.0, static_cast<double>(plan.cache_bytes) / static_cast<double>(plan.expert_bytes))
                       : 1.0;
-  const double decode_s = dense / bf16_rate + active_experts / mx_rate + (1 - plan.hit_rate) * active_experts / disk;
+  const double decode_s = dense / dense_rate + active_experts / expert_rate + (1 - plan.hit_rate) * active_experts / disk;
   plan.decode_tokens_per_s = decode_s > 0 ? 1.0 / decode_s : 0.0;
 
-  const double chunk = static_cast<double>(std::clamp<std::int64_t>(options.prompt_tokens, 1, 256));
-  // Parameters: bf16 two bytes each; MXFP4 32 per 17 bytes (16 of codes, 1 of scale).
-  const double dense_flops = 2.0 * dense / 2.0;
-  const double expert_flops = 2.0 * active_experts * 32.0 / 17.0;
-  const double dense_s = chunk * dense_flops / (std::max(plan.bf16_gflops, 1e-3) * 1e9);
-  const double expert_s = chunk * expert_flops / (std::max(plan.mxfp4_gflops, 1e-3) * 1e9);
-  double read_s = 0;
-  if (plan.streamed) {
-    // The experts a chunk reaches in each layer: E (1 - (1 - k/E)^chunk).
-    const double reached = 1.0 - std::pow(1.0 - std::min(1.0, k / experts_per_layer), chunk);
-    read_s = reached * static_cast<double>(plan.expert_bytes) / disk;
-  }
-  const double chunk_s = dense_s + std::max(expert_s, read_s);
+  // Prefill of one chunk: the dense weights once for all its tokens, each reached expert once for
+  // its share of them: E (1 - (1 - k/E)^chunk) experts per layer.
+  const double reached = 1.0 - std::pow(1.0 - std::min(1.0, k / experts_per_layer), chunk);
+  const double dense_s = dense / std::max(dense_block, 1.0);
+  const double expert_s = reached * static_cast<double>(plan.expert_bytes) / std::max(expert_block, 1.0);
+  // Streamed: a prompt walks every layer's experts in turn, more than the cache holds, so they are
+  // read again; a layer's first group of 8 is read before anything runs, the rest while the
+  // previous group computes.
+  const double read_s =
+      plan.streamed && plan.hit_rate < 1 ? reached * static_cast<double>(plan.expert_bytes) / disk : 0.0;
+  const double first_group = std::min(1.0, 8.0 / std::max(1.0, reached * experts_per_layer));
+  const double chunk_s = dense_s + first_group * read_s + std::max(expert_s, (1 - first_group) * read_s);
   plan.prefill_tokens_per_s = chunk_s > 0 ? chunk / chunk_s : 0.0;
   return plan;
 }

@@ -6,6 +6,13 @@
 #include "models/expert_locations.h"
 
 namespace day0::models {
+namespace {
+
+// Experts read while the previous group computes: enough for the reads of a group to keep the
+// store's readers busy, few enough that the first group's read (which nothing overlaps) is short.
+constexpr std::size_t kGroup = 8;
+
+}  // namespace
 
 std::uint64_t routed_expert_bytes(const io::Checkpoint& checkpoint, std::span<const ExpectedTensor> manifest) {
   std::uint64_t bytes = 0;
@@ -53,8 +60,8 @@ Status StreamedExperts::for_each(std::int32_t layer, std::span<const std::int32_
                                  const std::function<Status(std::size_t, const std::uint8_t*)>& fn) {
   using Lease = experts::ExpertCache::Lease;
   const std::size_t free = std::max<std::size_t>(cache_->free_slots(), 1);
-  if (experts.size() <= free) {
-    // One group (a decode step's experts): read the misses, then run them all.
+  if (experts.size() <= kGroup && experts.size() <= free) {
+    // A decode step's experts: read the misses together, then run them all.
     DAY0_ASSIGN_OR_RETURN(auto lease, cache_->acquire(layer, experts));
     for (std::size_t i = 0; i < experts.size(); ++i) DAY0_RETURN_IF_ERROR(fn(i, lease.data(i)));
     return Status::ok();
@@ -66,9 +73,9 @@ Status StreamedExperts::for_each(std::int32_t layer, std::span<const std::int32_
     }
     return Status::ok();
   }
-  // More experts than free slots (a prefill reaching most of a layer's experts): groups of half
-  // the free slots, the next one read on another thread while this one runs.
-  const std::size_t group = free / 2;
+  // Many experts (a prefill chunk reaches most of a layer's): groups of at most kGroup, and at
+  // most half the free slots, the next group read on another thread while this one runs.
+  const std::size_t group = std::min(free / 2, kGroup);
   const auto fetch = [this, layer, experts, group](std::size_t begin) {
     const auto part = experts.subspan(begin, std::min(group, experts.size() - begin));
     return std::async(std::launch::async, [this, layer, part] { return cache_->acquire(layer, part); });

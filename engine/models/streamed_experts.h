@@ -38,8 +38,9 @@ class StreamedExperts {
   Result<std::uint64_t> offset(std::int32_t layer, std::string_view suffix) const;
 
   // Calls fn(i, bytes) for every experts[i] with that expert's bytes in the cache: all at once
-  // when they fit the free slots, else in groups of half of them, the next group read on another
-  // thread while fn runs on this one. The first error (a read, a check, or fn's) ends it.
+  // when they are few (a decode step's), else in groups of up to 8 (and half the free slots), the
+  // next group read on another thread while fn runs on this one. The first error (a read, a
+  // check, or fn's) ends it.
   Status for_each(std::int32_t layer, std::span<const std::int32_t> experts,
                   const std::function<Status(std::size_t, const std::uint8_t*)>& fn);
 

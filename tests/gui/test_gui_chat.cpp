@@ -156,7 +156,13 @@ class TestGuiChat : public QObject {
     QCOMPARE(c.value().settings.value("context_overflow", std::string()), std::string("rolling-window"));
     chat->newConversation();
     QCOMPARE(chat->contextOverflow(), QString());
+    QSignalSpy opened(chat, &ChatController::conversationLoaded);
     chat->openConversation(conversation);
+    // Nothing can be sent until its messages are in (it would hang off the wrong parent).
+    if (opened.isEmpty()) {
+      QVERIFY(!chat->send("too early"));
+      QVERIFY(opened.wait(kWaitMs));
+    }
     QTRY_COMPARE(chat->contextOverflow(), QString("rolling-window"));
 
     chat->setContextOverflow("stop");

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace day0::test {
@@ -34,6 +36,19 @@ inline ProcUsage proc_usage() {
   --u.fds;  // the descriptor the listing itself holds open
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++u.threads;
   return u;
+}
+
+// proc_usage() once descriptors and threads stop changing (two readings 50 ms apart agree, for
+// up to a second): a thread on its way out is not counted as one that stays.
+inline ProcUsage settled_proc_usage() {
+  ProcUsage before = proc_usage();
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const ProcUsage now = proc_usage();
+    if (now.fds == before.fds && now.threads == before.threads) return now;
+    before = now;
+  }
+  return before;
 }
 
 // What each open descriptor refers to ("fd -> target"), for a message when a count differs.

@@ -46,7 +46,7 @@ class TestSoakApp : public QObject {
         // Counted without the Qt pool's threads (and the event descriptors they hold), which come
         // and go with its expiry timeout: waitForDone() also ends them.
         QThreadPool::globalInstance()->waitForDone();
-        warm = day0::test::proc_usage();
+        warm = day0::test::settled_proc_usage();
         warm_descriptors = day0::test::open_descriptors();
       }
       if (i % 20 == 0) conversation.clear();
@@ -70,7 +70,7 @@ class TestSoakApp : public QObject {
     // As after the warm-up: without the pool's threads. A leak holds on; a descriptor that a
     // thread on its way out still holds for a moment does not, so give them a second.
     QThreadPool::globalInstance()->waitForDone();
-    day0::test::ProcUsage end = day0::test::proc_usage();
+    day0::test::ProcUsage end = day0::test::settled_proc_usage();
     for (int i = 0; i < 20 && (end.fds != warm.fds || end.threads != warm.threads); ++i) {
       QTest::qWait(50);
       end = day0::test::proc_usage();

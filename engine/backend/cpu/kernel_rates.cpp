@@ -2,74 +2,52 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <random>
 #include <vector>
 
-#include "backend/cpu/cpu_ops.h"
+#include "core/dtype.h"
 
 namespace day0::cpu {
 namespace {
 
-// gpt-oss-20b's expert shape (2I x H): typical of the matrices a decode step runs.
-constexpr std::int64_t kRows = 5760, kCols = 2880;
-// Enough copies to be well past the last-level cache, cycled through.
-constexpr int kCopies = 8;
-constexpr double kSeconds = 0.25;
-
-template <typename Run>
-double time_per_call(Run run) {
-  run();  // first touch, out of the measurement
-  int calls = 0;
+template <typename M>
+double rate(ThreadPool& pool, std::span<const M> matrices, std::int64_t tokens, double seconds) {
+  if (matrices.empty()) return 0;
+  tokens = std::max<std::int64_t>(1, tokens);
+  std::int64_t cols = 0, rows = 0;
+  for (const M& m : matrices) cols = std::max(cols, m.cols), rows = std::max(rows, m.rows);
+  std::mt19937 rng(5);
+  std::vector<float> x(static_cast<std::size_t>(tokens * cols)), y(static_cast<std::size_t>(tokens * rows));
+  for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (const M& m : matrices) linear(pool, x.data(), tokens, m, nullptr, y.data());  // first touch
+  std::uint64_t bytes = 0;
+  std::size_t next = 0;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0;
   do {
-    run();
-    ++calls;
+    const M& m = matrices[next];
+    linear(pool, x.data(), tokens, m, nullptr, y.data());
+    bytes += weight_bytes(m);
+    next = (next + 1) % matrices.size();
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (elapsed < kSeconds);
-  return elapsed / calls;
+  } while (elapsed < seconds || next != 0);
+  return static_cast<double>(bytes) / elapsed;
 }
 
 }  // namespace
 
-KernelRates measure_kernel_rates(ThreadPool& pool, std::int64_t prefill_tokens) {
-  KernelRates r;
-  std::mt19937 rng(5);
-  const std::size_t bf16_bytes = static_cast<std::size_t>(kRows * kCols) * 2;
-  const std::size_t block_bytes = static_cast<std::size_t>(kRows * kCols) / 2;
-  const std::size_t scale_bytes = static_cast<std::size_t>(kRows * kCols) / 32;
-  std::vector<std::uint8_t> bf16(bf16_bytes * kCopies), blocks(block_bytes * kCopies), scales(scale_bytes * kCopies);
-  for (std::size_t i = 0; i < bf16.size(); i += 2) {
-    // Values around 0.01 (a bf16 exponent of 120): finite, like trained weights.
-    bf16[i] = static_cast<std::uint8_t>(rng());
-    bf16[i + 1] = static_cast<std::uint8_t>(0x3C | (rng() & 0x80));
-  }
-  for (auto& b : blocks) b = static_cast<std::uint8_t>(rng());
-  for (auto& s : scales) s = static_cast<std::uint8_t>(0x78 + rng() % 8);
-  const auto bf16_matrix = [&](int c) { return Matrix{DType::bf16, bf16.data() + c * bf16_bytes, kRows, kCols}; };
-  const auto mx_matrix = [&](int c) {
-    return Mxfp4Matrix{blocks.data() + c * block_bytes, scales.data() + c * scale_bytes, kRows, kCols};
-  };
-  const std::int64_t T = std::max<std::int64_t>(1, prefill_tokens);
-  std::vector<float> x(static_cast<std::size_t>(T * kCols)), y(static_cast<std::size_t>(T * kRows));
-  for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+std::uint64_t weight_bytes(const Matrix& m) {
+  return static_cast<std::uint64_t>(m.rows * m.cols) * static_cast<std::uint64_t>(dtype_bits(m.dtype)) / 8;
+}
+std::uint64_t weight_bytes(const Mxfp4Matrix& m) {
+  return static_cast<std::uint64_t>(m.rows * m.cols) / 2 + static_cast<std::uint64_t>(m.rows * m.cols) / 32;
+}
 
-  int copy = 0;
-  const double bf16_call = time_per_call([&] {
-    linear(pool, x.data(), 1, bf16_matrix(copy), nullptr, y.data());
-    copy = (copy + 1) % kCopies;
-  });
-  r.bf16_gemv_gbps = static_cast<double>(bf16_bytes) / bf16_call / 1e9;
-  const double mx_call = time_per_call([&] {
-    linear(pool, x.data(), 1, mx_matrix(copy), nullptr, y.data());
-    copy = (copy + 1) % kCopies;
-  });
-  r.mxfp4_gemv_gbps = static_cast<double>(block_bytes + scale_bytes) / mx_call / 1e9;
-  const double flops = 2.0 * static_cast<double>(T) * kRows * kCols;
-  r.bf16_gflops = flops / time_per_call([&] { linear(pool, x.data(), T, bf16_matrix(0), nullptr, y.data()); }) / 1e9;
-  r.mxfp4_gflops = flops / time_per_call([&] { linear(pool, x.data(), T, mx_matrix(0), nullptr, y.data()); }) / 1e9;
-  return r;
+double linear_rate(ThreadPool& pool, std::span<const Matrix> matrices, std::int64_t tokens, double seconds) {
+  return rate(pool, matrices, tokens, seconds);
+}
+double linear_rate(ThreadPool& pool, std::span<const Mxfp4Matrix> matrices, std::int64_t tokens, double seconds) {
+  return rate(pool, matrices, tokens, seconds);
 }
 
 }  // namespace day0::cpu

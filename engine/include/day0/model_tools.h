@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 
 #include "day0/status.h"
 
@@ -78,7 +79,10 @@ struct ModelPlan {
   double ram_gbps = 0;           // memory read bandwidth
   double disk_gbps = 0;          // routed experts read from the shards
   bool disk_direct = false;      // that figure is O_DIRECT's (else the page cache's may be in it)
-  double bf16_gemv_gbps = 0, mxfp4_gemv_gbps = 0, bf16_gflops = 0, mxfp4_gflops = 0;
+  // The kernels on the model's own weights: one token (weight bytes per second) and a prefill
+  // chunk's tokens (GFLOP/s), for the dense weights and for the experts (in expert_format).
+  double dense_gemv_gbps = 0, dense_gflops = 0, expert_gemv_gbps = 0, expert_gflops = 0;
+  std::string expert_format;
   // Predicted from the figures above.
   double hit_rate = 1;  // decode: experts found in memory
   double decode_tokens_per_s = 0;
