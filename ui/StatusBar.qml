@@ -49,6 +49,11 @@ Rectangle {
             text: qsTr("first token %1 ms").arg(Math.round(bar.controller.timeToFirstTokenMs))
         }
         Item_ {
+            visible: bar.controller.expertText.length > 0
+            text: bar.controller.expertText
+            Accessible.name: qsTr("Streamed experts: %1").arg(text)
+        }
+        Item_ {
             visible: bar.controller.server.running
             text: qsTr("serving %1").arg(bar.controller.server.url)
             Accessible.name: qsTr("Local server: %1").arg(bar.controller.server.url)

@@ -332,6 +332,7 @@ void EngineBridge::onLoaded(std::shared_ptr<Loaded> loaded) {
   device_ = loaded->device;
   contextUsed_ = 0;
   tokensPerSecond_ = 0;
+  expertText_.clear();
   ttftMs_ = 0;
   emit statsChanged();
   emit modelLoaded(modelDir_, device_, loaded->notice);
@@ -350,6 +351,7 @@ void EngineBridge::unloadModel() {
   device_.clear();
   contextUsed_ = 0;
   tokensPerSecond_ = 0;
+  expertText_.clear();
   ttftMs_ = 0;
   emit statsChanged();
   emit modelUnloaded();
@@ -393,6 +395,9 @@ quint64 EngineBridge::generate(std::vector<ContextMessage> context, const Genera
   tokensSeen_ = 0;
   tokensPerSecond_ = 0;
   ttftMs_ = 0;
+  // Streamed experts: what this reply reads is the difference from here (the engine thread is
+  // idle between requests, so the cache's figures are read without waiting on it).
+  if (model_ && summary_.experts.streamed) expertsAtStart_ = describe(*model_).experts;
   started_.start();
   coalesce_.start();
   if (remote_) {
@@ -647,6 +652,17 @@ void EngineBridge::finishRequest() {
     tokensPerSecond_ = last->stats.decode_tokens_per_second;
   }
   contextUsed_ = last->stats.context_tokens + last->stats.generated_tokens;
+  if (model_ && summary_.experts.streamed) {
+    const ExpertStreaming now = describe(*model_).experts;
+    const auto lookups = now.lookups - expertsAtStart_.lookups;
+    const auto bytes = now.bytes_read - expertsAtStart_.bytes_read;
+    const double seconds = now.read_seconds - expertsAtStart_.read_seconds;
+    if (lookups > 0)
+      expertText_ = tr("experts %1% in memory, %2 GB/s from disk")
+                        .arg(qRound(100.0 * static_cast<double>(now.hits - expertsAtStart_.hits) /
+                                    static_cast<double>(lookups)))
+                        .arg(seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0, 0, 'f', 2);
+  }
   emit statsChanged();
   emit generationFinished(outcome);
 }

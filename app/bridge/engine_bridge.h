@@ -134,6 +134,10 @@ class EngineBridge : public QObject {
   double timeToFirstTokenMs() const { return ttftMs_; }
   qint64 contextUsed() const { return contextUsed_; }
   qint64 contextTotal() const { return summary_.max_context; }
+  // A model whose experts are streamed: how many of the last reply's were already in memory and
+  // how fast the rest came from disk ("experts 23% in memory, 1.19 GB/s from disk"); empty
+  // otherwise.
+  QString expertText() const { return expertText_; }
 
  signals:
   void loadProgress(qint64 bytesDone, qint64 bytesTotal, const QString& phase);
@@ -197,6 +201,8 @@ class EngineBridge : public QObject {
   qint64 firstTokenAt_ = -1;
   std::int64_t tokensSeen_ = 0;
   double tokensPerSecond_ = 0;
+  ExpertStreaming expertsAtStart_;
+  QString expertText_;
   double ttftMs_ = 0;
   qint64 contextUsed_ = 0;
 

@@ -162,6 +162,7 @@ QObject* AppController::hubObject() const { return hub_; }
 QObject* AppController::knowledgeObject() const { return knowledge_; }
 double AppController::tokensPerSecond() const { return bridge_->tokensPerSecond(); }
 double AppController::timeToFirstTokenMs() const { return bridge_->timeToFirstTokenMs(); }
+QString AppController::expertText() const { return bridge_->expertText(); }
 qint64 AppController::contextUsed() const { return bridge_->contextUsed(); }
 qint64 AppController::contextTotal() const { return bridge_->contextTotal(); }
 

@@ -46,6 +46,7 @@ class AppController : public QObject {
   Q_PROPERTY(QString noticeMessage READ noticeMessage NOTIFY bannerChanged)
   Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
   Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY statsChanged)
+  Q_PROPERTY(QString expertText READ expertText NOTIFY statsChanged)
   Q_PROPERTY(qint64 contextUsed READ contextUsed NOTIFY statsChanged)
   Q_PROPERTY(qint64 contextTotal READ contextTotal NOTIFY statsChanged)
   Q_PROPERTY(QString memoryText READ memoryText NOTIFY memoryChanged)
@@ -82,6 +83,7 @@ class AppController : public QObject {
   QString noticeMessage() const { return noticeMessage_; }
   double tokensPerSecond() const;
   double timeToFirstTokenMs() const;
+  QString expertText() const;
   qint64 contextUsed() const;
   qint64 contextTotal() const;
   QString memoryText() const { return memoryText_; }

@@ -168,12 +168,33 @@ Result<MemoryPlan> plan_memory(const models::LoadedModel& model, const PlanReque
   }
   auto whole = plan_context(plan, state, request.model_context, request.context, "");
   if (whole || !can_stream || whole.status().code() != ErrorCode::out_of_memory) return whole;
-  // Streamed: the context asked for, or the smallest useful one, and the rest for the cache.
+  // Streamed: the context asked for, else the longest whose session state takes at most an eighth
+  // of the room the other weights leave (never below the minimum), and the rest for the cache.
   MemoryPlan streamed = plan;
   streamed.weights = request.weight_bytes - request.expert_bytes;
   streamed.streamed = true;
   const std::int64_t model_context = std::max<std::int64_t>(1, request.model_context);
-  streamed.context = request.context > 0 ? request.context : std::min(model_context, kMinimumContext);
+  const std::int64_t floor = std::min(model_context, kMinimumContext);
+  if (request.context > 0) {
+    streamed.context = request.context;
+  } else {
+    const std::uint64_t base = streamed.weights + streamed.workspace;
+    const std::uint64_t share = limit > base ? (limit - base) / kStreamedStateShare : 0;
+    std::int64_t lo = floor, hi = model_context;
+    if (state(hi) <= share) {
+      lo = hi;
+    } else {
+      while (hi - lo > 256) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        if (state(mid) <= share)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      if (lo > floor) lo = std::max(floor, lo / 256 * 256);
+    }
+    streamed.context = lo;
+  }
   streamed.state = state(streamed.context);
   const std::uint64_t fixed = streamed.weights + streamed.state + streamed.workspace;
   const std::uint64_t room = limit > fixed ? limit - fixed : 0;

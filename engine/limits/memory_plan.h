@@ -15,8 +15,9 @@
 //
 // A model with routed experts that does not fit whole streams them: its other weights stay
 // mapped and its experts are read from disk into a cache of what is left once the session state
-// for the context is counted (the smallest context unless one is asked for: a bigger cache serves
-// more tokens from memory). A cache size can also be asked for, which streams regardless.
+// for the context is counted (the context asked for, else the longest whose state takes at most
+// an eighth of the room: a bigger cache serves more tokens from memory). A cache size can also
+// be asked for, which streams regardless.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -99,6 +100,9 @@ std::string format_bytes(std::uint64_t bytes);
 // Positions a context is never reduced below by the automatic plan (or the model's own limit
 // when smaller): shorter than this, a chat is not useful.
 inline constexpr std::int64_t kMinimumContext = 4096;
+// A streamed plan's session state takes at most this fraction (1/n) of the memory the other
+// weights leave; the expert cache gets the rest.
+inline constexpr std::uint64_t kStreamedStateShare = 8;
 // What the process needs besides the model when the plan uses MemAvailable.
 inline constexpr std::uint64_t kProcessReserve = 512ull << 20;
 

@@ -5,6 +5,7 @@ if(DAY0_BUILD_GUI)
   day0_add_test(test_gui_render SOURCES gui/test_gui_render.cpp LABEL unit LIBS day0_app)
   day0_add_test(test_gui_chat SOURCES gui/test_gui_chat.cpp LABEL integration LIBS day0_app)
   day0_add_test(test_gui_chat_settings SOURCES gui/test_gui_chat_settings.cpp LABEL integration LIBS day0_app)
+  day0_add_test(test_gui_streaming SOURCES gui/test_gui_streaming.cpp LABEL integration LIBS day0_app)
   day0_add_test(test_gui_remote SOURCES gui/test_gui_remote.cpp LABEL integration
     LIBS day0_app PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
   day0_add_test(test_gui_window SOURCES gui/test_gui_window.cpp LABEL integration

@@ -261,6 +261,18 @@ class TestLimits : public QObject {
     QVERIFY(summary.experts.expert_bytes > (55ull << 30));
     QCOMPARE(summary.experts.lookups, std::uint64_t{0});  // nothing read yet
 
+    // No context asked for: the longest whose caches (144 KiB a token) take at most an eighth of
+    // the 11.8 GiB the other weights leave, about 10,700 tokens, in whole pages of 256.
+    options.max_context = 0;
+    auto automatic = engine_->load_model(dir, options);
+    QVERIFY2(automatic, automatic.status().message().c_str());
+    const ModelSummary a = describe(**automatic);
+    QVERIFY(a.experts.streamed);
+    QVERIFY2(a.max_context > 8192 && a.max_context < 12288, qPrintable(QString::number(a.max_context)));
+    QCOMPARE(a.max_context % 256, std::int64_t{0});
+    QVERIFY(a.planned_bytes <= options.memory_limit_bytes);
+    options.max_context = 4096;
+
     options.memory_limit_bytes = 3ull << 30;
     const auto refused = engine_->load_model(dir, options);
     QVERIFY(!refused);

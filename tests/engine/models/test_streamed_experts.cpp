@@ -142,6 +142,19 @@ class TestStreamedExperts : public QObject {
     QVERIFY(a && b);
     QVERIFY(std::memcmp(a->data(), b->data(), a->size() * sizeof(float)) == 0);
 
+    // No context asked for: the longest whose state takes at most an eighth of the room, never
+    // less than 4096, within the limit.
+    {
+      ModelOptions automatic;
+      automatic.memory_limit_bytes = options.memory_limit_bytes;
+      auto model = engine_->load_model(dir, automatic);
+      QVERIFY2(model, model.status().message().c_str());
+      const auto s = describe(**model);
+      QVERIFY(s.experts.streamed);
+      QVERIFY(s.max_context >= 4096);
+      QVERIFY(s.planned_bytes <= automatic.memory_limit_bytes);
+    }
+
     // Half the experts' room.
     options.memory_limit_bytes = fits.planned_bytes - streamed.experts.expert_bytes / 2;
     auto half = engine_->load_model(dir, options);
