@@ -99,7 +99,8 @@ int run_plan(const std::vector<std::string>& argv) {
                      {"dense_gflops", p.dense_gflops},
                      {"expert_format", p.expert_format},
                      {"expert_gemv_gbps", p.expert_gemv_gbps},
-                     {"expert_gflops", p.expert_gflops}};
+                     {"expert_gflops", p.expert_gflops},
+                     {"decode_step_s", p.decode_step_s}};
     j["predicted"] = {{"hit_rate", p.hit_rate},
                       {"decode_tokens_per_s", p.decode_tokens_per_s},
                       {"prefill_tokens_per_s", p.prefill_tokens_per_s},
@@ -132,6 +133,8 @@ int run_plan(const std::vector<std::string>& argv) {
                 p.threads, p.ram_gbps, p.disk_gbps, p.disk_direct ? "O_DIRECT" : "page cache", p.dense_gemv_gbps,
                 p.expert_format.c_str(), p.streamed ? ", in the cache's memory" : ", mapped", p.expert_gemv_gbps,
                 p.dense_gflops, p.expert_gflops);
+    if (p.decode_step_s > 0)
+      std::printf("  a decode step of this model computes for %.1f ms (timed, reads left out)\n", p.decode_step_s * 1e3);
     std::printf("predicted: decode %.2f tok/s", p.decode_tokens_per_s);
     if (p.streamed) std::printf(" (expert hit rate %.2f)", p.hit_rate);
     std::printf(", prefill %.1f tok/s (%lld-token prompt)\n", p.prefill_tokens_per_s, static_cast<long long>(*prompt));

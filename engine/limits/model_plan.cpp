@@ -1,18 +1,22 @@
 // plan_model (day0/model_tools.h): the memory plan loading makes for a model on this machine's
-// CPU (the engine loads it, maps and binds it, and reports what it planned; nothing is
-// generated), the rates that bound its speed measured now, and the speeds they predict.
+// CPU (the engine loads it, maps and binds it, and reports what it planned), the rates that bound
+// its speed measured now, and the speeds they predict.
 //
-// The kernels are timed on the model's own tensors: its dense weights through the memory map (as
-// decoding reads them), its experts through the map too, or copied into ordinary memory when
-// they will be streamed (as the expert cache holds them). Decode, per token: the weights other
-// than the routed experts once, one token at a time; the top_k experts of each MoE layer, those
-// not in the cache first read from disk (the cache's share of the experts is the expected hit
-// rate: routing that favours some experts does better). Prefill, per chunk of up to 256 prompt
-// tokens: the dense weights for the chunk's tokens at once; each expert the chunk reaches for its
-// share of the tokens (chunk x top_k / experts); streamed, those experts are read again (a prompt
-// walks every layer's experts in turn, more than the cache holds), each layer's first group
-// before it runs, the rest while the previous group computes. Attention over the context and the small operators
-// are left out: the figures hold for short contexts.
+// Decode: a step is timed on the model itself (a one-token prompt and a few steps, its experts
+// through a small cache, their reads subtracted): what a step computes, attention and every small
+// operator included. To that come the reads of the experts not in the cache (the cache's share
+// of the experts is the expected hit rate: routing that favours some experts does better). Where
+// the model cannot be timed, the kernel rates stand in: its weights other than the routed experts
+// once, one token at a time, and the top_k experts of each MoE layer.
+//
+// Prefill, per chunk of up to 256 prompt tokens, from the kernels timed on the model's own
+// tensors (dense weights through the memory map, experts through the map or copied into ordinary
+// memory as the expert cache holds them): the dense weights for the chunk's tokens at once; each
+// expert the chunk reaches for its share of the tokens (chunk x top_k / experts); streamed, those
+// experts are read again (a prompt walks every layer's experts in turn, more than the cache
+// holds), each layer's first group before it runs, the rest while the previous group computes.
+// Attention over the context and the small operators are left out there: the prefill figure holds
+// for short prompts.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -94,6 +98,49 @@ Samples sample_tensors(const io::Checkpoint& checkpoint, std::span<const models:
     dense_bytes += data.size();
   }
   return out;
+}
+
+// The seconds one decode step computes, timed on the model: a one-token prompt, then kSteps
+// steps, its experts (if any) through a small cache read with O_DIRECT, their reads subtracted.
+// Attention, routing, the small operators and the thread pool's hand-offs are in it, and it does
+// not depend on where the experts come from. 0 when the model produced too few tokens to time.
+constexpr std::int64_t kSteps = 4;
+
+Result<double> time_decode_step(const std::filesystem::path& dir, ModelOptions options, const ModelPlan& plan,
+                                int threads) {
+  options.max_context = std::min<std::int64_t>(plan.context > 0 ? plan.context : 256, 256);
+  if (plan.expert_bytes > 0 && plan.experts > 0) {
+    const std::uint64_t slot = (plan.expert_bytes / static_cast<std::uint64_t>(plan.experts) + 63) / 64 * 64;
+    options.expert_cache_bytes = slot * static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.experts_per_token)) * 4;
+    options.direct_expert_reads = true;
+  }
+  auto engine = Engine::create({.threads = threads});
+  DAY0_ASSIGN_OR_RETURN(const auto model, engine->load_model(dir, options));
+  Request request;
+  request.context = {0};
+  request.stop.max_new_tokens = kSteps + 1;
+  request.stop.stop_at_eos = false;
+  ExpertStreaming at_first, at_end;
+  Event last;
+  bool first = true;
+  engine
+      ->submit(engine->new_session(model), std::move(request),
+               [&](const Event& e) {
+                 if (e.kind == Event::Kind::token && first) {
+                   at_first = describe(*model).experts;
+                   first = false;
+                 } else if (e.kind == Event::Kind::done || e.kind == Event::Kind::error) {
+                   at_end = describe(*model).experts;
+                   last = e;
+                 }
+               })
+      ->wait();
+  if (last.kind == Event::Kind::error) return last.status;
+  const GenerationStats& s = last.stats;
+  if (s.generated_tokens < 2 || s.decode_tokens_per_second <= 0) return 0.0;
+  const double steps = static_cast<double>(s.generated_tokens - 1);
+  const double reads = at_end.read_seconds - at_first.read_seconds;
+  return std::max(0.0, (steps / s.decode_tokens_per_second - reads) / steps);
 }
 
 }  // namespace
@@ -184,7 +231,12 @@ Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions
   plan.hit_rate = plan.streamed && plan.expert_bytes > 0
                       ? std::min(1.0, static_cast<double>(plan.cache_bytes) / static_cast<double>(plan.expert_bytes))
                       : 1.0;
-  const double decode_s = dense / dense_rate + active_experts / expert_rate + (1 - plan.hit_rate) * active_experts / disk;
+  // Decode: what a step computes, timed on the model itself (below), plus the misses' reads; the
+  // kernel rates alone where that timing could not run.
+  DAY0_ASSIGN_OR_RETURN(const double step_s, time_decode_step(dir, model_options, plan, threads));
+  plan.decode_step_s = step_s;
+  const double compute_s = step_s > 0 ? step_s : dense / dense_rate + active_experts / expert_rate;
+  const double decode_s = compute_s + (1 - plan.hit_rate) * active_experts / disk;
   plan.decode_tokens_per_s = decode_s > 0 ? 1.0 / decode_s : 0.0;
 
   // Prefill of one chunk: the dense weights once for all its tokens, each reached expert once for

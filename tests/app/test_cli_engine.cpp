@@ -461,7 +461,8 @@ class TestCliEngine : public QObject {
     o = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(o["streamed"].toBool(), true);
     const QJsonObject m = o["measured"].toObject(), p = o["predicted"].toObject();
-    for (const char* key : {"ram_gbps", "disk_gbps", "dense_gemv_gbps", "dense_gflops", "expert_gemv_gbps", "expert_gflops"})
+    for (const char* key : {"ram_gbps", "disk_gbps", "dense_gemv_gbps", "dense_gflops", "expert_gemv_gbps", "expert_gflops",
+                            "decode_step_s"})
       QVERIFY2(m[key].toDouble() > 0, key);
     QVERIFY(p["decode_tokens_per_s"].toDouble() > 0 && p["prefill_tokens_per_s"].toDouble() > 0);
     QVERIFY(p["hit_rate"].toDouble() > 0 && p["hit_rate"].toDouble() < 1);

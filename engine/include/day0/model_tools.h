@@ -83,6 +83,7 @@ struct ModelPlan {
   // chunk's tokens (GFLOP/s), for the dense weights and for the experts (in expert_format).
   double dense_gemv_gbps = 0, dense_gflops = 0, expert_gemv_gbps = 0, expert_gflops = 0;
   std::string expert_format;
+  double decode_step_s = 0;  // a decode step's computing, timed on the model (0: not timed)
   // Predicted from the figures above.
   double hit_rate = 1;  // decode: experts found in memory
   double decode_tokens_per_s = 0;
