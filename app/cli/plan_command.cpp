@@ -48,22 +48,18 @@ int run_plan(const std::vector<std::string>& argv) {
   PlanOptions options;
   options.direct = args->flag("direct-io");
   options.measure = !args->flag("no-measure");
-  if (const auto ram = args->option("ram")) {
-    const auto bytes = parse_byte_size(*ram);
-    if (!bytes) {
-      std::fprintf(stderr, "day0-cli plan: --ram must be a size such as 64G\n");
-      return 2;
-    }
-    options.memory_bytes = *bytes;
-  }
-  if (const auto cache = args->option("expert-cache")) {
-    const auto bytes = parse_byte_size(*cache);
-    if (!bytes) {
-      std::fprintf(stderr, "day0-cli plan: --expert-cache must be a size such as 24G or 512M\n");
-      return 2;
-    }
-    options.expert_cache_bytes = *bytes;
-  }
+  // --ram and --expert-cache: sizes such as 64G.
+  const auto size_option = [&](const char* name, const char* example, std::uint64_t* out) {
+    const auto text = args->option(name);
+    if (!text) return true;
+    const auto bytes = parse_byte_size(*text);
+    if (!bytes) std::fprintf(stderr, "day0-cli plan: --%s must be a size such as %s\n", name, example);
+    if (bytes) *out = *bytes;
+    return bytes.has_value();
+  };
+  if (!size_option("ram", "64G", &options.memory_bytes) ||
+      !size_option("expert-cache", "24G or 512M", &options.expert_cache_bytes))
+    return 2;
   const auto context = integer_option(*args, "plan", "context", 1, std::int64_t{1} << 40, 0);
   const auto threads = integer_option(*args, "plan", "threads", 0, 4096, 0);
   const auto prompt = integer_option(*args, "plan", "prompt-tokens", 1, 1 << 20, 512);

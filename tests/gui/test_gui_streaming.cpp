@@ -15,10 +15,6 @@ namespace {
 
 const QString kModel = QStringLiteral(DAY0_TEST_DATA_DIR "/models/demo-random");
 
-template <typename R, typename C, typename V, typename P>
-V first_argument(R (C::*)(V, P));
-using Messages = decltype(first_argument(&EngineBridge::generate));
-
 }  // namespace
 
 class TestGuiStreaming : public QObject {
@@ -45,7 +41,7 @@ class TestGuiStreaming : public QObject {
     QVERIFY2(notice.contains("read from disk as tokens need them"), qPrintable(notice));
     QVERIFY(bridge.expertText().isEmpty());  // nothing read yet
 
-    Messages conversation;
+    std::vector<ContextMessage> conversation;
     conversation.push_back({"user", "Hello there", ""});
     GenerationParams params;
     params.max_new_tokens = 8;

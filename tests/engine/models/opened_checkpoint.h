@@ -2,6 +2,7 @@
 // A checkpoint folder opened as the engine opens it, for tests that look at its tensors: the
 // config, the architecture's manifest of tensors, the mapped shards and, from them, where each
 // routed expert lies. Empty members mean the folder did not open.
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -37,6 +38,21 @@ inline OpenedCheckpoint open_checkpoint(const std::filesystem::path& dir) {
   for (const auto& s : o.checkpoint->shards()) o.shards.push_back(s.path());
   if (auto experts = models::expert_locations(*o.checkpoint, o.manifest)) o.experts = std::move(*experts);
   return o;
+}
+
+// An expert's bytes as the mapped checkpoint holds them, its ranges back to back (what the expert
+// store reads into a buffer).
+inline std::vector<std::uint8_t> mapped_bytes(const io::Checkpoint& c, const models::ExpertLocation& e) {
+  std::vector<std::uint8_t> out;
+  for (const auto& r : e.ranges) {
+    const auto& shard = c.shards()[r.shard];
+    const auto ref = c.find(r.tensor);
+    const auto data = shard.data(*ref->info);
+    const std::uint64_t at = r.offset - shard.file_offset(*ref->info);
+    out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(at),
+               data.begin() + static_cast<std::ptrdiff_t>(at + r.length));
+  }
+  return out;
 }
 
 }  // namespace day0::test

@@ -20,19 +20,6 @@ namespace {
 
 const fs::path kData = DAY0_TEST_DATA_DIR;
 
-std::vector<std::uint8_t> mapped_bytes(const io::Checkpoint& c, const models::ExpertLocation& e) {
-  std::vector<std::uint8_t> out;
-  for (const auto& r : e.ranges) {
-    const auto& shard = c.shards()[r.shard];
-    const auto ref = c.find(r.tensor);
-    const auto data = shard.data(*ref->info);
-    const std::uint64_t at = r.offset - shard.file_offset(*ref->info);
-    out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(at),
-               data.begin() + static_cast<std::ptrdiff_t>(at + r.length));
-  }
-  return out;
-}
-
 struct Fixture {
   test::OpenedCheckpoint opened;
   std::shared_ptr<experts::ExpertStore> store;
@@ -78,7 +65,7 @@ class TestExpertCache : public QObject {
         const std::int32_t ids[] = {e.expert};
         auto lease = cache->acquire(e.layer, ids);
         QVERIFY2(lease, lease.status().message().c_str());
-        const auto want = mapped_bytes(*f.opened.checkpoint, e);
+        const auto want = test::mapped_bytes(*f.opened.checkpoint, e);
         QVERIFY(std::memcmp(lease->data(0), want.data(), want.size()) == 0);
       }
     const auto s = cache->stats();

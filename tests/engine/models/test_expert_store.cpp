@@ -24,20 +24,6 @@ namespace {
 const fs::path kData = DAY0_TEST_DATA_DIR;
 const fs::path kSource = DAY0_SOURCE_DIR;
 
-// The expert's bytes as the mapped checkpoint holds them, ranges back to back.
-std::vector<std::uint8_t> mapped_bytes(const io::Checkpoint& c, const models::ExpertLocation& e) {
-  std::vector<std::uint8_t> out;
-  for (const auto& r : e.ranges) {
-    const auto& shard = c.shards()[r.shard];
-    const auto ref = c.find(r.tensor);
-    const auto data = shard.data(*ref->info);
-    const std::uint64_t at = r.offset - shard.file_offset(*ref->info);
-    out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(at),
-               data.begin() + static_cast<std::ptrdiff_t>(at + r.length));
-  }
-  return out;
-}
-
 }  // namespace
 
 class TestExpertStore : public QObject {
@@ -71,7 +57,7 @@ class TestExpertStore : public QObject {
       const experts::ExpertRead r{e.layer, e.expert, buffer};
       const Status s = (*store)->read({&r, 1});
       QVERIFY2(s.is_ok(), s.message().c_str());
-      QVERIFY(buffer == mapped_bytes(*m.checkpoint, e));
+      QVERIFY(buffer == test::mapped_bytes(*m.checkpoint, e));
     }
     // All at once, into one buffer.
     std::vector<std::uint8_t> all((*store)->max_expert_bytes() * want.size());
@@ -84,7 +70,7 @@ class TestExpertStore : public QObject {
     QVERIFY2(s.is_ok(), s.message().c_str());
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
-      const auto expect = mapped_bytes(*m.checkpoint, want[i]);
+      const auto expect = test::mapped_bytes(*m.checkpoint, want[i]);
       QVERIFY(std::memcmp(all.data() + i * (*store)->max_expert_bytes(), expect.data(), expect.size()) == 0);
       total += expect.size();
     }
