@@ -82,7 +82,6 @@ class ExpertCache {
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(slot_count_) * slot_bytes_; }
   std::size_t free_slots() const;
   CacheStats stats() const;
-  const ExpertStore& store() const { return *store_; }
 
  private:
   struct Slot {

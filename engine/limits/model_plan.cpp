@@ -35,6 +35,7 @@
 #include "io/checkpoint.h"
 #include "io/model_config.h"
 #include "models/architecture.h"
+#include "models/streamed_experts.h"
 
 namespace day0 {
 namespace {
@@ -109,9 +110,9 @@ constexpr std::int64_t kSteps = 4;
 Result<double> time_decode_step(const std::filesystem::path& dir, ModelOptions options, const ModelPlan& plan,
                                 int threads) {
   options.max_context = std::min<std::int64_t>(plan.context > 0 ? plan.context : 256, 256);
-  if (plan.expert_bytes > 0 && plan.experts > 0) {
-    const std::uint64_t slot = (plan.expert_bytes / static_cast<std::uint64_t>(plan.experts) + 63) / 64 * 64;
-    options.expert_cache_bytes = slot * static_cast<std::uint64_t>(std::max<std::int64_t>(1, plan.experts_per_token)) * 4;
+  if (plan.expert_bytes > 0) {
+    const models::MoeLayout moe{0, plan.moe_layers, plan.routed_per_layer, plan.experts_per_token, 0};
+    options.expert_cache_bytes = models::expert_cache_for_tokens(plan.expert_bytes, moe, 4);
     options.direct_expert_reads = true;
   }
   auto engine = Engine::create({.threads = threads});
@@ -155,9 +156,7 @@ Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions
     DAY0_ASSIGN_OR_RETURN(const auto checkpoint, io::Checkpoint::open(dir));
     for (const auto& shard : checkpoint->shards()) plan.weight_bytes += shard.header().data_bytes;
     DAY0_ASSIGN_OR_RETURN(const auto manifest, arch->expected_tensors(config));
-    for (const auto& t : manifest)
-      if (t.role == models::TensorRole::routed_experts)
-        if (const auto ref = checkpoint->find(t.name)) plan.expert_bytes += ref->info->nbytes();
+    plan.expert_bytes = models::routed_expert_bytes(*checkpoint, manifest);
     DAY0_ASSIGN_OR_RETURN(const models::MoeLayout moe, arch->moe_layout(config));
     plan.moe_layers = moe.moe_layers;
     plan.routed_per_layer = moe.routed_experts;

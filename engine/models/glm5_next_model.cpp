@@ -227,7 +227,6 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
     return Status::ok();
   }
   ExpertStreaming expert_streaming() const override { return streamed_ ? streamed_->report() : ExpertStreaming{}; }
-  std::uint64_t routed_expert_bytes() const override { return models::routed_expert_bytes(*checkpoint_, manifest_); }
 
   // vision::ImageInputModel
   const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }

@@ -98,9 +98,6 @@ class GptOssModel final : public LoadedModel {
     return Status::ok();
   }
   ExpertStreaming expert_streaming() const override { return streamed_ ? streamed_->report() : ExpertStreaming{}; }
-  std::uint64_t routed_expert_bytes() const override {
-    return models::routed_expert_bytes(*checkpoint_, gpt_oss_tensors(s_));
-  }
 
   std::int64_t vocab_size() const override { return s_.vocab; }
   std::int64_t hidden_size() const override { return s_.hidden; }

@@ -9,6 +9,7 @@
 #include "limits/memory_plan.h"
 #include "models/architecture.h"
 #include "models/loaded_model.h"
+#include "models/streamed_experts.h"
 
 namespace day0::models {
 namespace {
@@ -94,16 +95,11 @@ Result<std::unique_ptr<LoadedModel>> load_model(const std::filesystem::path& dir
   }
   // Routed experts, for a plan that may stream them: their bytes, and one token's worth.
   DAY0_ASSIGN_OR_RETURN(const auto manifest, arch->expected_tensors(config));
-  std::uint64_t expert_bytes = 0;
-  for (const ExpectedTensor& t : manifest)
-    if (t.role == TensorRole::routed_experts)
-      if (const auto ref = shared->find(t.name)) expert_bytes += ref->info->nbytes();
+  const std::uint64_t expert_bytes = routed_expert_bytes(*shared, manifest);
   std::uint64_t min_cache = 0;
   if (expert_bytes > 0) {
     DAY0_ASSIGN_OR_RETURN(const MoeLayout moe, arch->moe_layout(config));
-    const auto experts = static_cast<std::uint64_t>(std::max<std::int64_t>(1, moe.moe_layers * moe.routed_experts));
-    const std::uint64_t slot = (expert_bytes / experts + 63) / 64 * 64;
-    min_cache = slot * static_cast<std::uint64_t>(std::max<std::int64_t>(1, moe.experts_per_token));
+    min_cache = expert_cache_for_tokens(expert_bytes, moe);
   }
   const std::uint64_t weight_bytes = tensor_bytes(*shared);
   DAY0_ASSIGN_OR_RETURN(const std::uint64_t limit, limits::resolve_memory_limit(options.memory_limit_bytes));

@@ -77,8 +77,6 @@ class LoadedModel {
     return error(ErrorCode::unsupported, "this model cannot stream its experts");
   }
   virtual ExpertStreaming expert_streaming() const { return {}; }
-  // The bytes of the routed experts as stored (0 without any): what streaming leaves on disk.
-  virtual std::uint64_t routed_expert_bytes() const { return 0; }
   // Tokens the engine feeds per prefill call: cancellation is checked between calls, and a GPU
   // wants larger steps (each step converts every routed expert once per layer).
   virtual std::int64_t prefill_chunk() const { return 256; }

@@ -23,6 +23,13 @@ std::uint64_t routed_expert_bytes(const io::Checkpoint& checkpoint, std::span<co
   return bytes;
 }
 
+std::uint64_t expert_cache_for_tokens(std::uint64_t expert_bytes, const MoeLayout& moe, std::uint64_t slots_per_token) {
+  if (expert_bytes == 0) return 0;
+  const auto experts = static_cast<std::uint64_t>(std::max<std::int64_t>(1, moe.moe_layers * moe.routed_experts));
+  const std::uint64_t slot = (expert_bytes / experts + 63) / 64 * 64;
+  return slot * static_cast<std::uint64_t>(std::max<std::int64_t>(1, moe.experts_per_token)) * slots_per_token;
+}
+
 Result<std::unique_ptr<StreamedExperts>> StreamedExperts::open(const io::Checkpoint& checkpoint,
                                                                std::span<const ExpectedTensor> manifest,
                                                                const ExpertStreamingOptions& options,

@@ -56,5 +56,8 @@ class StreamedExperts {
 
 // The bytes of the routed-expert tensors of `manifest` as `checkpoint` stores them.
 std::uint64_t routed_expert_bytes(const io::Checkpoint& checkpoint, std::span<const ExpectedTensor> manifest);
+// A cache of `slots_per_token` times one token's experts (top_k slots of an expert's bytes, as
+// the cache rounds them), from the experts' total bytes and the MoE layout.
+std::uint64_t expert_cache_for_tokens(std::uint64_t expert_bytes, const MoeLayout& moe, std::uint64_t slots_per_token = 1);
 
 }  // namespace day0::models
