@@ -49,7 +49,93 @@ __global__ void add_bias_kernel(float* __restrict__ y, const float* __restrict__
     y[i] += bias[i % N];
 }
 
+__global__ void add_into_kernel(float* __restrict__ y, const float* __restrict__ x, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] += x[i];
+}
+
+__global__ void to_bf16_kernel(const float* __restrict__ x, int64_t n, uint16_t* __restrict__ out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = detail::float_to_bf16_bits(x[i]);
+}
+
+__global__ void split_bf16_kernel(const float* __restrict__ x, int64_t n, uint16_t* __restrict__ hi,
+                                  uint16_t* __restrict__ lo) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const uint16_t h = detail::float_to_bf16_bits(x[i]);
+    hi[i] = h;
+    lo[i] = detail::float_to_bf16_bits(x[i] - detail::bf16_bits_to_float(h));
+  }
+}
+
+__global__ void repeat_rows_kernel(const float* __restrict__ x, int64_t T, int64_t N, int copies,
+                                   float* __restrict__ out) {
+  const int64_t total = T * copies * N;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / (copies * N), n = i % N;
+    out[i] = x[t * N + n];
+  }
+}
+
+__global__ void store_rows_bf16_kernel(const float* __restrict__ x, int64_t T, int64_t N,
+                                       const int32_t* __restrict__ position, int64_t capacity,
+                                       uint16_t* __restrict__ cache) {
+  const int64_t first = *position, total = T * N;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = first + i / N;
+    if (row < capacity) cache[row * N + i % N] = detail::float_to_bf16_bits(x[i]);
+  }
+}
+
+// A grid-stride launch over n values.
+unsigned grid_for(int64_t n) {
+  const int64_t blocks = (n + 255) / 256;
+  return static_cast<unsigned>(blocks < 8192 ? blocks : 8192);
+}
+
 }  // namespace
+
+cudaError_t add_into(float* y, const float* x, int64_t n, cudaStream_t stream) {
+  if (n < 0 || (n > 0 && (y == nullptr || x == nullptr))) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  add_into_kernel<<<grid_for(n), 256, 0, stream>>>(y, x, n);
+  return cudaGetLastError();
+}
+
+cudaError_t to_bf16(const float* x, int64_t n, uint16_t* out, cudaStream_t stream) {
+  if (n < 0 || (n > 0 && (x == nullptr || out == nullptr))) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  to_bf16_kernel<<<grid_for(n), 256, 0, stream>>>(x, n, out);
+  return cudaGetLastError();
+}
+
+cudaError_t split_bf16(const float* x, int64_t n, uint16_t* hi, uint16_t* lo, cudaStream_t stream) {
+  if (n < 0 || (n > 0 && (x == nullptr || hi == nullptr || lo == nullptr))) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  split_bf16_kernel<<<grid_for(n), 256, 0, stream>>>(x, n, hi, lo);
+  return cudaGetLastError();
+}
+
+cudaError_t repeat_rows(const float* x, int64_t T, int64_t N, int copies, float* out, cudaStream_t stream) {
+  if (T < 0 || N <= 0 || copies <= 0 || (T > 0 && (x == nullptr || out == nullptr))) return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  repeat_rows_kernel<<<grid_for(T * copies * N), 256, 0, stream>>>(x, T, N, copies, out);
+  return cudaGetLastError();
+}
+
+cudaError_t store_rows_bf16(const float* x, int64_t T, int64_t N, const int32_t* position, int64_t capacity,
+                            uint16_t* cache, cudaStream_t stream) {
+  if (T < 0 || N <= 0 || capacity < 0 || (T > 0 && (x == nullptr || position == nullptr || cache == nullptr)))
+    return cudaErrorInvalidValue;
+  if (T == 0) return cudaSuccess;
+  store_rows_bf16_kernel<<<grid_for(T * N), 256, 0, stream>>>(x, T, N, position, capacity, cache);
+  return cudaGetLastError();
+}
 
 cudaError_t embedding_lookup(const uint16_t* table, int64_t hidden, const int32_t* ids, int64_t T, float* out,
                              cudaStream_t stream) {

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kWarps * 32, kRope ? 3 : 4)
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
   // One round of a lane's weight loads: kUnroll 16-byte words of each row from chunk c0 on.
   uint4 w[kRows][kUnroll];
-  const auto load_round = [&](const uint4* const (&rows)[kRows], int64_t c0) {
+  const auto load_round = [&](const uint4* const(&rows)[kRows], int64_t c0) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
@@ -152,6 +152,9 @@ __global__ void __launch_bounds__(kWarps * 32, kRope ? 3 : 4)
   }
 }
 
+// Static shared memory of gemv_kernel, bounded from above: its reduction scratch and epilogue inputs.
+constexpr size_t kStaticSmemBytes = 4096;
+
 template <bool kNorm, bool kRope>
 cudaError_t launch(const uint16_t* W, const float* bias, const float* x, const uint16_t* norm, float eps, int64_t T,
                    int64_t N, int64_t K, bool accumulate, float* y, const RopeQkvArgs& rope, cudaStream_t stream) {
@@ -159,7 +162,8 @@ cudaError_t launch(const uint16_t* W, const float* bias, const float* x, const u
   if (T == 0) return cudaSuccess;
   if (W == nullptr || x == nullptr || (y == nullptr && !kRope) || !detail::aligned16(W)) return cudaErrorInvalidValue;
   const size_t smem = sizeof(float) * static_cast<size_t>(K);
-  if (smem > 48 * 1024) {
+  // The kernel's static shared memory counts against the same 48 KiB default: opt in above it.
+  if (smem + kStaticSmemBytes > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(gemv_kernel<kNorm, kRope>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                static_cast<int>(smem));
     if (e != cudaSuccess) return e;

@@ -11,13 +11,14 @@ namespace {
 
 int run_make_model(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help", "random"}, {"config", "out", "seed"}, &problem);
+  const auto args = Args::parse(argv, {"help", "random"}, {"config", "out", "seed", "layers"}, &problem);
   if (!args || args->flag("help") || !args->option("config") || !args->option("out") || !args->flag("random")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli make-model: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
-                 "usage: day0-cli make-model --config CONFIG.json --random --out DIR [--seed S]\n"
+                 "usage: day0-cli make-model --config CONFIG.json --random --out DIR [--seed S] [--layers N]\n"
                  "  Writes a checkpoint with random weights and the exact tensor shapes of the configuration\n"
-                 "  (e.g. gpt-oss-20b), in the family's released layout, for benchmarks.\n");
+                 "  (e.g. gpt-oss-20b), in the family's released layout, for benchmarks. --layers N keeps the\n"
+                 "  first N decoder layers (the per-layer schedules cut to match).\n");
     return args && args->flag("help") ? 0 : 2;
   }
   RandomCheckpointOptions options;
@@ -28,6 +29,14 @@ int run_make_model(const std::vector<std::string>& argv) {
       return 2;
     }
     options.seed = static_cast<std::uint64_t>(*v);
+  }
+  if (const auto layers = args->option("layers")) {
+    const auto v = parse_integer(*layers);
+    if (!v || *v < 1) {
+      std::fprintf(stderr, "day0-cli make-model: --layers must be a positive integer\n");
+      return 2;
+    }
+    options.layers = *v;
   }
   int last_percent = -1;
   options.progress = [&](std::uint64_t done, std::uint64_t total) {

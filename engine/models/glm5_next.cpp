@@ -25,6 +25,9 @@
 #include "models/architecture.h"
 #include "models/glm5_next_config.h"
 #include "models/glm5_next_model.h"
+#ifdef DAY0_HAVE_CUDA
+#include "backend/cuda/glm5_next_cuda.h"
+#endif
 
 namespace day0::models {
 namespace {
@@ -226,6 +229,13 @@ const Architecture kGlm5Next{
     &moe_layout,
     &expected_tensors,
     &load_glm5_next,
+#ifdef DAY0_HAVE_CUDA
+    &cuda::load_glm5_next,
+    &cuda::glm5_next_device_footprint,
+#else
+    nullptr,
+    nullptr,
+#endif
 };
 
 }  // namespace day0::models

@@ -27,6 +27,7 @@
 #include "models/architecture.h"
 #include "models/glm5_next_config.h"
 #include "models/glm5_next_model.h"
+#include "models/glm5_next_weights.h"
 #include "models/streamed_experts.h"
 #include "models/weights.h"
 #include "vision/glm5_vision_tower.h"
@@ -39,16 +40,6 @@ namespace {
 // single-token calls. Each holds every KDA layer's state (GLM-5.3-Flash: about 140 MB).
 constexpr std::size_t kPromptSnapshots = 4;
 constexpr std::size_t kStepSnapshots = 2;
-
-struct Glm5Layer {
-  blocks::HcWeights attn_hc, ffn_hc;
-  cpu::Matrix input_norm, post_norm;
-  std::optional<blocks::KdaLayer> kda;
-  std::optional<blocks::MlaWeights> mla;
-  std::optional<blocks::IndexerWeights> indexer;
-  std::optional<blocks::MoeLayer> moe;
-  std::optional<blocks::DenseMlp> mlp;
-};
 
 class Glm5State final : public SessionState {
  public:
@@ -120,60 +111,24 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
     if (const Architecture* arch = find_architecture(config.model_type())) {
       DAY0_ASSIGN_OR_RETURN(manifest_, arch->expected_tensors(config));
     }
+    DAY0_ASSIGN_OR_RETURN(
+        Glm5Weights g, bind_glm5_weights(config, s_, checkpoint_, {.check_expert_bytes = !options.experts_streamed}));
+    hc_ = g.hc;
+    mla_ = g.mla;
+    indexer_ = g.indexer;
+    moe_ = g.moe;
+    kda_ = g.kda;
+    embed_ = g.embed;
+    final_norm_ = g.final_norm;
+    lm_head_ = g.lm_head;
+    layers_ = std::move(g.layers);
+    slot_ = std::move(g.slot);
+    index_slot_ = std::move(g.index_slot);
+    kda_layers_ = g.kda_layers;
+    mla_layers_ = g.mla_layers;
+    indexer_layers_ = g.indexer_layers;
     const WeightSource w(checkpoint_);
     const std::int64_t H = s_.hidden;
-    hc_ = {s_.hc, H, s_.hc_iters, static_cast<float>(s_.rms_eps), static_cast<float>(s_.hc_eps)};
-    mla_ = {H, s_.heads, s_.q_lora, s_.kv_lora, s_.nope, s_.v_dim, s_.attn_bias, static_cast<float>(s_.rms_eps)};
-    indexer_ = {H, s_.q_lora, s_.index_heads, s_.index_dim, s_.kpool, s_.index_topk};
-    moe_.hidden = H;
-    moe_.experts = s_.experts;
-    moe_.top_k = s_.top_k;
-    moe_.inter = s_.moe_inter;
-    moe_.shared_inter = s_.moe_inter * s_.shared;
-    moe_.n_group = s_.n_group;
-    moe_.topk_group = s_.topk_group;
-    moe_.norm_topk_prob = s_.norm_topk_prob;
-    moe_.routed_scaling = static_cast<float>(s_.routed_scaling);
-    moe_.swiglu_limit = static_cast<float>(s_.swiglu_limit);
-    moe_.mxfp4 = s_.mxfp4;
-    bool any_kda = false;
-    for (std::int64_t l = 0; l < s_.layers; ++l) any_kda = any_kda || s_.is_kda(l);
-    if (any_kda) {
-      DAY0_ASSIGN_OR_RETURN(kda_, blocks::read_kda_config(config.text()));
-    }
-
-    const std::string root = "model.language_model.";
-    DAY0_ASSIGN_OR_RETURN(embed_, w.matrix(root + "embed_tokens.weight", s_.vocab, H));
-    DAY0_ASSIGN_OR_RETURN(final_norm_, w.vector(root + "norm.weight", H));
-    DAY0_ASSIGN_OR_RETURN(lm_head_, w.matrix(s_.tied ? root + "embed_tokens.weight" : "lm_head.weight", s_.vocab, H));
-    for (std::int64_t l = 0; l < s_.layers; ++l) {
-      const std::string p = root + "layers." + std::to_string(l) + ".";
-      Glm5Layer L;
-      DAY0_ASSIGN_OR_RETURN(L.attn_hc, blocks::bind_hyper_connection(w, hc_, p + "hc_attn_"));
-      DAY0_ASSIGN_OR_RETURN(L.ffn_hc, blocks::bind_hyper_connection(w, hc_, p + "hc_ffn_"));
-      DAY0_ASSIGN_OR_RETURN(L.input_norm, w.vector(p + "input_layernorm.weight", H));
-      DAY0_ASSIGN_OR_RETURN(L.post_norm, w.vector(p + "post_attention_layernorm.weight", H));
-      if (s_.is_kda(l)) {
-        DAY0_ASSIGN_OR_RETURN(L.kda, blocks::bind_kda_layer(w, *kda_, p + "self_attn"));
-        slot_.push_back(kda_layers_++);
-      } else {
-        DAY0_ASSIGN_OR_RETURN(L.mla, blocks::bind_mla(w, mla_, p + "self_attn."));
-        if (s_.has_indexer(l)) {
-          DAY0_ASSIGN_OR_RETURN(L.indexer, blocks::bind_indexer(w, indexer_, p + "self_attn.indexer."));
-          index_slot_.push_back(indexer_layers_++);
-        } else {
-          index_slot_.push_back(-1);
-        }
-        slot_.push_back(mla_layers_++);
-      }
-      if (s_.is_kda(l)) index_slot_.push_back(-1);
-      if (s_.is_moe(l)) {
-        DAY0_ASSIGN_OR_RETURN(L.moe, blocks::bind_moe(w, moe_, p + "mlp.", {.check_expert_bytes = !options.experts_streamed}));
-      } else {
-        DAY0_ASSIGN_OR_RETURN(L.mlp, blocks::bind_dense_mlp(w, p + "mlp.", H, s_.inter));
-      }
-      layers_.push_back(std::move(L));
-    }
     if (config.vision() && checkpoint_->find("model.visual.patch_embed.proj.weight")) {
       DAY0_ASSIGN_OR_RETURN(const vision::VisionTowerConfig vc, vision::parse_vision_config(config));
       if (vc.out_hidden != H)
@@ -438,7 +393,7 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   bool dense_;
   std::uint64_t decode_bytes_ = 0;
   std::vector<ExpectedTensor> manifest_;
-  std::unique_ptr<StreamedExperts> streamed_;          // null: the experts are read through the memory map
+  std::unique_ptr<StreamedExperts> streamed_;           // null: the experts are read through the memory map
   std::vector<blocks::ExpertSlotLayout> expert_slots_;  // per layer, with streamed_
 };
 

@@ -3,6 +3,7 @@
 target_sources(day0_engine PRIVATE
   models/glm5_next_config.cpp
   models/glm5_next_model.cpp
+  models/glm5_next_weights.cpp
   models/glm5_next_quantize.cpp
   blocks/hyper_connection.cpp
   blocks/mla_attention.cpp

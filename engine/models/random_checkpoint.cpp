@@ -44,7 +44,8 @@ Status write_tensor(std::ofstream& out, const models::ExpectedTensor& t, Rng& rn
   const float fan_in = t.shape.size() >= 2 ? static_cast<float>(t.shape.back()) : 1.0f;
   const float sd = is_bias ? 0.02f : 1.0f / std::sqrt(fan_in);
   // MXFP4 scales: 2^(e-127) times E2M1 values (|v| ~ 2 on average) near the float tensors' size.
-  const auto scale_byte = static_cast<std::uint8_t>(std::clamp(127.0f + std::round(std::log2(sd / 2.0f)), 1.0f, 254.0f));
+  const auto scale_byte =
+      static_cast<std::uint8_t>(std::clamp(127.0f + std::round(std::log2(sd / 2.0f)), 1.0f, 254.0f));
   std::vector<std::uint8_t> chunk(std::min<std::uint64_t>(total, 16ull << 20));
   for (std::uint64_t done = 0; done < total;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), total - done));
@@ -72,17 +73,49 @@ Status write_tensor(std::ofstream& out, const models::ExpectedTensor& t, Rng& rn
 
 }  // namespace
 
+namespace {
+
+// config.json with only the first `layers` decoder layers: num_hidden_layers and every per-layer
+// list of the text config (layer_types, mlp_layer_types, indexer_types, ...) cut to that length.
+Result<std::filesystem::path> write_layer_subset(const std::filesystem::path& source, const std::filesystem::path& out,
+                                                 std::int64_t layers) {
+  nlohmann::json root;
+  try {
+    std::ifstream in(source);
+    root = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return error(ErrorCode::corrupt_data, source.string() + ": " + e.what());
+  }
+  nlohmann::json& text = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
+  const auto total = text.value("num_hidden_layers", std::int64_t{0});
+  if (total <= 0) return error(ErrorCode::corrupt_data, source.string() + ": no num_hidden_layers");
+  if (layers > total)
+    return error(ErrorCode::invalid_argument,
+                 fmt::format("--layers {}: the configuration has {} layers", layers, total));
+  text["num_hidden_layers"] = layers;
+  for (auto& [key, value] : text.items())
+    if (value.is_array() && static_cast<std::int64_t>(value.size()) == total)
+      value.erase(value.begin() + layers, value.end());
+  std::ofstream(out) << root.dump(2);
+  return out;
+}
+
+}  // namespace
+
 Status write_random_checkpoint(const std::filesystem::path& config_file, const std::filesystem::path& out_dir,
                                const RandomCheckpointOptions& options) {
   std::error_code ec;
-  const auto source = std::filesystem::is_directory(config_file, ec) ? config_file / "config.json" : config_file;
+  auto source = std::filesystem::is_directory(config_file, ec) ? config_file / "config.json" : config_file;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return error(ErrorCode::io_error, "cannot create " + out_dir.string() + ": " + ec.message());
+  if (options.layers > 0) {
+    DAY0_ASSIGN_OR_RETURN(source, write_layer_subset(source, out_dir / "config.json", options.layers));
+  }
   DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(source));
   const models::Architecture* arch = models::find_architecture(config.model_type());
   if (arch == nullptr)
     return error(ErrorCode::unsupported, "Day0 cannot write a model of type \"" + config.model_type() + "\"");
   DAY0_ASSIGN_OR_RETURN(const auto tensors, arch->expected_tensors(config));
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return error(ErrorCode::io_error, "cannot create " + out_dir.string() + ": " + ec.message());
 
   // Split into shards in order, each at most shard_bytes (a tensor larger than that gets its own).
   std::vector<std::vector<const models::ExpectedTensor*>> shards(1);
@@ -105,7 +138,8 @@ Status write_random_checkpoint(const std::filesystem::path& config_file, const s
     nlohmann::json header = nlohmann::json::object();
     std::uint64_t offset = 0;
     for (const auto* t : shards[s]) {
-      header[t->name] = {{"dtype", std::string(dtype_name(t->dtype))}, {"shape", t->shape},
+      header[t->name] = {{"dtype", std::string(dtype_name(t->dtype))},
+                         {"shape", t->shape},
                          {"data_offsets", {offset, offset + tensor_bytes(*t)}}};
       offset += tensor_bytes(*t);
       weight_map[t->name] = name;
@@ -126,6 +160,7 @@ Status write_random_checkpoint(const std::filesystem::path& config_file, const s
   }
   nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
   std::ofstream(out_dir / "model.safetensors.index.json") << index.dump(2);
+  if (std::filesystem::equivalent(source, out_dir / "config.json", ec)) return Status::ok();
   std::filesystem::copy_file(source, out_dir / "config.json", std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) return error(ErrorCode::io_error, "cannot copy config.json: " + ec.message());
   return Status::ok();

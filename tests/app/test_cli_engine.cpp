@@ -270,8 +270,8 @@ class TestCliEngine : public QObject {
       p.waitForFinished(120000);
       return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
     };
-    for (const QStringList& policy :
-         {QStringList{}, QStringList{"--context-overflow", "truncate-middle"}, QStringList{"--context-overflow", "rolling"}}) {
+    for (const QStringList& policy : {QStringList{}, QStringList{"--context-overflow", "truncate-middle"},
+                                      QStringList{"--context-overflow", "rolling"}}) {
       const auto [code, err] = run(policy);
       QVERIFY2(code == 0, qPrintable(err));
       QCOMPARE(err.count(QRegularExpression(R"(\[\d+ tokens, )")), 8);
@@ -429,6 +429,40 @@ class TestCliEngine : public QObject {
   // plan says what loading does: mapped when the model fits, experts streamed through a cache of
   // what is left when --ram is just short of the whole model, and the same through chat's
   // --expert-cache; with measurements, every rate and prediction is a positive number.
+  // make-model --layers N: the first N decoder layers of a configuration, every per-layer
+  // schedule cut to match, a checkpoint that loads and generates; more layers than the
+  // configuration has is refused.
+  void makeModelKeepsTheFirstLayers() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString config = kData + "/models/tiny-glm5-next/config.json";
+    const QString out = dir.path() + "/two";
+    auto r =
+        run_program(kCli, {"make-model", "--config", config, "--random", "--out", out, "--layers", "2"}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QFile f(out + "/config.json");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject text = QJsonDocument::fromJson(f.readAll()).object()["text_config"].toObject();
+    QCOMPARE(text["num_hidden_layers"].toInt(), 2);
+    QCOMPARE(text["layer_types"].toArray().size(), 2);
+    QCOMPARE(text["layer_types"].toArray()[1].toString(), QString("deepseek_sparse_attention"));
+    QCOMPARE(text["mlp_layer_types"].toArray().size(), 2);
+    QCOMPARE(text["indexer_types"].toArray().size(), 2);
+    r = run_program(kCli, {"generate", "--model", out, "--tokens", "1,2,3", "--max-new-tokens", "3", "--ids"},
+                    quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QCOMPARE(r.out.trimmed().split('\n').last().split(',').size(), 3);
+    r = run_program(kCli,
+                    {"make-model", "--config", config, "--random", "--out", dir.path() + "/nine", "--layers", "9"},
+                    quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("has 6 layers"), qPrintable(r.err));
+    QCOMPARE(
+        run_program(kCli, {"make-model", "--config", config, "--random", "--out", out, "--layers", "0"}, quiet_env())
+            .exit_code,
+        2);
+  }
+
   void planSaysWhatLoadingDoes() {
     const QString model = kData + "/models/tiny-glm5-hc4-mxfp4";
     auto r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--context", "4096"}, quiet_env());
@@ -441,7 +475,8 @@ class TestCliEngine : public QObject {
     QVERIFY(whole > 0 && experts > 0 && o["weight_bytes"].toInteger() > experts);
     QVERIFY(!o.contains("predicted"));
 
-    r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--context", "4096", "--ram", QString::number(whole - 1)},
+    r = run_program(kCli,
+                    {"plan", model, "--json", "--no-measure", "--context", "4096", "--ram", QString::number(whole - 1)},
                     quiet_env());
     QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
     o = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -449,7 +484,8 @@ class TestCliEngine : public QObject {
     QVERIFY(o["expert_cache_bytes"].toInteger() > 0 && o["expert_cache_bytes"].toInteger() < experts);
     QVERIFY(o["planned_bytes"].toInteger() <= whole - 1);
 
-    r = run_program(kCli, {"plan", model, "--no-measure", "--context", "4096", "--ram", QString::number(whole - experts)},
+    r = run_program(kCli,
+                    {"plan", model, "--no-measure", "--context", "4096", "--ram", QString::number(whole - experts)},
                     quiet_env());
     QCOMPARE(r.exit_code, 1);
     QVERIFY2(r.err.contains("even with its experts read from disk"), qPrintable(r.err));
@@ -461,17 +497,19 @@ class TestCliEngine : public QObject {
     o = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(o["streamed"].toBool(), true);
     const QJsonObject m = o["measured"].toObject(), p = o["predicted"].toObject();
-    for (const char* key : {"ram_gbps", "disk_gbps", "dense_gemv_gbps", "dense_gflops", "expert_gemv_gbps", "expert_gflops",
-                            "decode_step_s"})
+    for (const char* key : {"ram_gbps", "disk_gbps", "dense_gemv_gbps", "dense_gflops", "expert_gemv_gbps",
+                            "expert_gflops", "decode_step_s"})
       QVERIFY2(m[key].toDouble() > 0, key);
     QVERIFY(p["decode_tokens_per_s"].toDouble() > 0 && p["prefill_tokens_per_s"].toDouble() > 0);
     QVERIFY(p["hit_rate"].toDouble() > 0 && p["hit_rate"].toDouble() < 1);
 
     // generate (as chat and serve) streams when asked.
-    r = run_program(kCli, {"generate", "--model", model, "--tokens", "1,2,3", "--max-new-tokens", "4", "--expert-cache", "40K"},
-                    quiet_env());
+    r = run_program(
+        kCli, {"generate", "--model", model, "--tokens", "1,2,3", "--max-new-tokens", "4", "--expert-cache", "40K"},
+        quiet_env());
     QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
-    QCOMPARE(run_program(kCli, {"generate", "--model", model, "--tokens", "1,2,3", "--expert-cache", "0"}, quiet_env()).exit_code,
+    QCOMPARE(run_program(kCli, {"generate", "--model", model, "--tokens", "1,2,3", "--expert-cache", "0"}, quiet_env())
+                 .exit_code,
              2);
   }
 

@@ -10,6 +10,15 @@ if(DAY0_CUDA)
     LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
   day0_add_test(test_cuda_sampling SOURCES gpu/test_cuda_sampling.cpp LABEL gpu
     LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
+  # glm5_next: the program against the CPU engine, and its kernel families against the CPU blocks.
+  day0_add_test(test_cuda_glm5 SOURCES gpu/test_cuda_glm5.cpp LABEL gpu
+    LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
+  day0_add_test(test_cuda_kda SOURCES gpu/test_cuda_kda.cpp LABEL gpu
+    LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
+  day0_add_test(test_cuda_mla SOURCES gpu/test_cuda_mla.cpp LABEL gpu
+    LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
+  day0_add_test(test_cuda_glm_moe SOURCES gpu/test_cuda_glm_moe.cpp LABEL gpu
+    LIBS day0_engine_internal day0_kernels CUDA::cudart_static)
 
   # The release preset also builds the kernels for sm_80, sm_86 and sm_89, which this
   # configuration does not: each kernel source is assembled for sm_80 here (no GPU needed), so an

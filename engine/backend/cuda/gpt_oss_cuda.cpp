@@ -201,66 +201,22 @@ class GptOssCuda final : public DeviceModel {
 
 Status GptOssCuda::upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
                           const std::string& what) {
-  DAY0_RETURN_IF_ERROR(alloc(bytes, out, category, what));
-  uploader_->enqueue(out->get(), host, bytes);
-  return Status::ok();
+  return WeightPlacer(*uploader_, ledger_.get()).raw(host, bytes, out, category, what);
 }
 
-// Rows of one or more matrices stacked into one bf16 buffer (q, k and v become one projection).
 Status GptOssCuda::upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
                                const std::string& what) {
-  std::size_t total = 0;
-  for (const auto& m : parts) total += static_cast<std::size_t>(m.rows * m.cols);
-  DAY0_RETURN_IF_ERROR(alloc(total * 2, out, category, what));
-  std::size_t offset = 0;
-  std::vector<float> row;
-  for (const auto& m : parts) {
-    const std::size_t n = static_cast<std::size_t>(m.rows * m.cols);
-    auto* dst = out->as<std::uint16_t>() + offset;
-    if (m.dtype == DType::bf16) {
-      uploader_->enqueue(dst, m.data, n * 2);
-    } else {
-      row.resize(static_cast<std::size_t>(m.cols));
-      std::vector<std::uint8_t> converted(n * 2);
-      auto* bf16 = reinterpret_cast<std::uint16_t*>(converted.data());
-      for (std::int64_t r = 0; r < m.rows; ++r) {
-        cpu::decode_row(m, r, row.data());
-        for (std::int64_t c = 0; c < m.cols; ++c)
-          bf16[static_cast<std::size_t>(r * m.cols + c)] = formats::f32_to_bf16(row[static_cast<std::size_t>(c)]);
-      }
-      uploader_->enqueue(dst, std::move(converted));
-    }
-    offset += n;
-  }
-  return Status::ok();
+  return WeightPlacer(*uploader_, ledger_.get()).bf16(parts, out, category, what);
 }
 
 Status GptOssCuda::upload_f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
                               const std::string& what) {
-  std::size_t total = 0;
-  for (const auto& m : parts) total += static_cast<std::size_t>(m.rows * m.cols);
-  std::vector<std::uint8_t> all(total * sizeof(float));
-  auto* f = reinterpret_cast<float*>(all.data());
-  std::size_t at = 0;
-  for (const auto& m : parts) {
-    for (std::int64_t r = 0; r < m.rows; ++r) cpu::decode_row(m, r, f + at + static_cast<std::size_t>(r * m.cols));
-    at += static_cast<std::size_t>(m.rows * m.cols);
-  }
-  DAY0_RETURN_IF_ERROR(alloc(all.size(), out, category, what));
-  uploader_->enqueue(out->get(), std::move(all));
-  return Status::ok();
+  return WeightPlacer(*uploader_, ledger_.get()).f32(parts, out, category, what);
 }
 
 Status GptOssCuda::upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks,
                                 DeviceBuffer* scales, const std::string& what) {
-  const std::size_t n_blocks = static_cast<std::size_t>(experts[0].rows * experts[0].cols / 32);
-  DAY0_RETURN_IF_ERROR(alloc(n_blocks * 16 * experts.size(), blocks, MemoryCategory::expert_cache, what));
-  DAY0_RETURN_IF_ERROR(alloc(n_blocks * experts.size(), scales, MemoryCategory::expert_cache, what));
-  for (std::size_t e = 0; e < experts.size(); ++e) {
-    uploader_->enqueue(blocks->as<std::uint8_t>() + e * n_blocks * 16, experts[e].blocks, n_blocks * 16);
-    uploader_->enqueue(scales->as<std::uint8_t>() + e * n_blocks, experts[e].scales, n_blocks);
-  }
-  return Status::ok();
+  return WeightPlacer(*uploader_, ledger_.get()).mxfp4(experts, blocks, scales, what);
 }
 
 Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint) {

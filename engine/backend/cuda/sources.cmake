@@ -4,6 +4,8 @@ target_sources(day0_engine PRIVATE
   backend/cuda/cuda_support.cpp
   backend/cuda/cublaslt_gemm.cpp
   backend/cuda/device_model.cpp
+  backend/cuda/glm5_next_cuda.cpp
+  backend/cuda/glm5_next_session.cpp
   backend/cuda/gpt_oss_cuda.cpp
   backend/cuda/weight_upload.cpp
 )

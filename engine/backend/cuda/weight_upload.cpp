@@ -7,8 +7,10 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "backend/cuda/cuda_support.h"
+#include "formats/float_formats.h"
 
 namespace day0::cuda {
 
@@ -84,6 +86,86 @@ Status WeightUploader::finish(const std::string& what) {
   owned_.clear();
   queued_ = 0;
   return failure;
+}
+
+namespace {
+
+Status place(MemoryLedger* ledger, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
+             const std::string& what) {
+  DAY0_ASSIGN_OR_RETURN(*out, DeviceBuffer::allocate(bytes, category, ledger, what));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status WeightPlacer::raw(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
+                         const std::string& what) {
+  DAY0_RETURN_IF_ERROR(place(ledger_, bytes, out, category, what));
+  up_.enqueue(out->get(), host, bytes);
+  return Status::ok();
+}
+
+Status WeightPlacer::owned(std::vector<std::uint8_t> bytes, DeviceBuffer* out, MemoryCategory category,
+                           const std::string& what) {
+  DAY0_RETURN_IF_ERROR(place(ledger_, bytes.size(), out, category, what));
+  up_.enqueue(out->get(), std::move(bytes));
+  return Status::ok();
+}
+
+Status WeightPlacer::bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+                          const std::string& what) {
+  std::size_t total = 0;
+  for (const auto& m : parts) total += static_cast<std::size_t>(m.rows * m.cols);
+  DAY0_RETURN_IF_ERROR(place(ledger_, total * 2, out, category, what));
+  std::size_t offset = 0;
+  std::vector<float> row;
+  for (const auto& m : parts) {
+    const std::size_t n = static_cast<std::size_t>(m.rows * m.cols);
+    auto* dst = out->as<std::uint16_t>() + offset;
+    if (m.dtype == DType::bf16) {
+      up_.enqueue(dst, m.data, n * 2);
+    } else {
+      row.resize(static_cast<std::size_t>(m.cols));
+      std::vector<std::uint8_t> converted(n * 2);
+      auto* bf16 = reinterpret_cast<std::uint16_t*>(converted.data());
+      for (std::int64_t r = 0; r < m.rows; ++r) {
+        cpu::decode_row(m, r, row.data());
+        for (std::int64_t c = 0; c < m.cols; ++c)
+          bf16[static_cast<std::size_t>(r * m.cols + c)] = formats::f32_to_bf16(row[static_cast<std::size_t>(c)]);
+      }
+      up_.enqueue(dst, std::move(converted));
+    }
+    offset += n;
+  }
+  return Status::ok();
+}
+
+Status WeightPlacer::f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+                         const std::string& what) {
+  std::size_t total = 0;
+  for (const auto& m : parts) total += static_cast<std::size_t>(m.rows * m.cols);
+  std::vector<std::uint8_t> all(total * sizeof(float));
+  auto* f = reinterpret_cast<float*>(all.data());
+  std::size_t at = 0;
+  for (const auto& m : parts) {
+    for (std::int64_t r = 0; r < m.rows; ++r) cpu::decode_row(m, r, f + at + static_cast<std::size_t>(r * m.cols));
+    at += static_cast<std::size_t>(m.rows * m.cols);
+  }
+  DAY0_RETURN_IF_ERROR(place(ledger_, all.size(), out, category, what));
+  up_.enqueue(out->get(), std::move(all));
+  return Status::ok();
+}
+
+Status WeightPlacer::mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks, DeviceBuffer* scales,
+                           const std::string& what) {
+  const std::size_t n_blocks = static_cast<std::size_t>(experts[0].rows * experts[0].cols / 32);
+  DAY0_RETURN_IF_ERROR(place(ledger_, n_blocks * 16 * experts.size(), blocks, MemoryCategory::expert_cache, what));
+  DAY0_RETURN_IF_ERROR(place(ledger_, n_blocks * experts.size(), scales, MemoryCategory::expert_cache, what));
+  for (std::size_t e = 0; e < experts.size(); ++e) {
+    up_.enqueue(blocks->as<std::uint8_t>() + e * n_blocks * 16, experts[e].blocks, n_blocks * 16);
+    up_.enqueue(scales->as<std::uint8_t>() + e * n_blocks, experts[e].scales, n_blocks);
+  }
+  return Status::ok();
 }
 
 }  // namespace day0::cuda

@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/cpu_ops.h"
+#include "backend/cuda/cuda_support.h"
 #include "day0/status.h"
 
 namespace day0::cuda {
@@ -41,6 +43,31 @@ class WeightUploader {
   std::vector<Piece> pieces_;
   std::deque<std::vector<std::uint8_t>> owned_;
   std::uint64_t queued_ = 0;
+};
+
+// Places a program's weights: allocates each tensor in the ledger and queues its copy on an
+// uploader (the host bytes must stay valid until the uploader's finish()).
+class WeightPlacer {
+ public:
+  WeightPlacer(WeightUploader& uploader, MemoryLedger* ledger) : up_(uploader), ledger_(ledger) {}
+  // `bytes` as they are.
+  Status raw(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category, const std::string& what);
+  // `bytes` kept by the uploader until it finishes.
+  Status owned(std::vector<std::uint8_t> bytes, DeviceBuffer* out, MemoryCategory category, const std::string& what);
+  // Rows of one or more matrices stacked into one bf16 buffer (converted where stored otherwise).
+  Status bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+              const std::string& what);
+  // The same as fp32.
+  Status f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
+             const std::string& what);
+  // MXFP4 matrices of one shape stacked: every matrix's blocks into `blocks`, its scales into
+  // `scales` (expert_cache).
+  Status mxfp4(const std::vector<cpu::Mxfp4Matrix>& parts, DeviceBuffer* blocks, DeviceBuffer* scales,
+               const std::string& what);
+
+ private:
+  WeightUploader& up_;
+  MemoryLedger* ledger_;
 };
 
 }  // namespace day0::cuda

@@ -14,6 +14,10 @@ namespace day0 {
 struct RandomCheckpointOptions {
   std::uint64_t seed = 1;
   std::uint64_t shard_bytes = 4ull << 30;  // shards of at most this size
+  // When > 0: only the first `layers` decoder layers (num_hidden_layers and every per-layer
+  // schedule cut to that length in the written config.json), for benchmarking a model whose
+  // whole checkpoint would not fit the disk at its released per-layer shape.
+  std::int64_t layers = 0;
   // Called with bytes written so far and the total.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
