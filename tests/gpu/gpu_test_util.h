@@ -4,15 +4,18 @@
 // Every GPU test program exits with 77 (ctest: skipped) when no CUDA device is usable.
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
 
+#include "backend/cpu/cpu_ops.h"
 #include "formats/float_formats.h"
 
 namespace day0::gpu_test {
@@ -111,6 +114,39 @@ inline double rel_l2(const float* a, const float* b, std::size_t n) {
 }
 inline double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() != b.size() ? INFINITY : rel_l2(a.data(), b.data(), a.size());
+}
+
+// Views of host vectors as the CPU operators' matrices.
+inline cpu::Matrix bf16_matrix(const std::vector<std::uint16_t>& v, std::int64_t rows, std::int64_t cols) {
+  return {DType::bf16, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
+}
+inline cpu::Matrix f32_matrix(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
+  return {DType::f32, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
+}
+
+// Mean KL(p || q) of the softmaxes of two [rows, vocab] logit sets, and the share of rows whose
+// arg max agrees.
+inline std::pair<double, double> kl_and_top1(const std::vector<float>& p_logits, const std::vector<float>& q_logits,
+                                             std::int64_t vocab) {
+  const std::int64_t rows = static_cast<std::int64_t>(p_logits.size()) / vocab;
+  double kl = 0;
+  int agree = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* p = p_logits.data() + r * vocab;
+    const float* q = q_logits.data() + r * vocab;
+    const double pm = *std::max_element(p, p + vocab), qm = *std::max_element(q, q + vocab);
+    double pz = 0, qz = 0;
+    for (std::int64_t i = 0; i < vocab; ++i) {
+      pz += std::exp(p[i] - pm);
+      qz += std::exp(q[i] - qm);
+    }
+    for (std::int64_t i = 0; i < vocab; ++i) {
+      const double lp = p[i] - pm - std::log(pz), lq = q[i] - qm - std::log(qz);
+      kl += std::exp(lp) * (lp - lq);
+    }
+    agree += std::max_element(p, p + vocab) - p == std::max_element(q, q + vocab) - q;
+  }
+  return {kl / static_cast<double>(rows), static_cast<double>(agree) / static_cast<double>(rows)};
 }
 
 inline int skip_without_gpu() {

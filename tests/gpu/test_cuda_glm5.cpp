@@ -36,27 +36,6 @@ std::unique_ptr<models::LoadedModel> load(const std::filesystem::path& dir, Thre
   return m ? std::move(*m) : nullptr;
 }
 
-// Mean KL(p || q) of the softmaxes of two [rows, vocab] logit sets.
-double mean_kl(const std::vector<float>& p_logits, const std::vector<float>& q_logits, std::int64_t vocab) {
-  const std::int64_t rows = static_cast<std::int64_t>(p_logits.size()) / vocab;
-  double kl = 0;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* p = p_logits.data() + r * vocab;
-    const float* q = q_logits.data() + r * vocab;
-    const double pm = *std::max_element(p, p + vocab), qm = *std::max_element(q, q + vocab);
-    double pz = 0, qz = 0;
-    for (std::int64_t i = 0; i < vocab; ++i) {
-      pz += std::exp(p[i] - pm);
-      qz += std::exp(q[i] - qm);
-    }
-    for (std::int64_t i = 0; i < vocab; ++i) {
-      const double lp = p[i] - pm - std::log(pz), lq = q[i] - qm - std::log(qz);
-      kl += std::exp(lp) * (lp - lq);
-    }
-  }
-  return kl / static_cast<double>(rows);
-}
-
 std::int64_t arg_max(const float* row, std::int64_t n) { return std::max_element(row, row + n) - row; }
 
 // Rows whose arg max differs, and how many of those are near-ties: the CPU's margin between the
@@ -175,7 +154,7 @@ class TestCudaGlm5 : public QObject {
     QCOMPARE(static_cast<std::int64_t>(gpu_trace.tensors.at("hidden.final_norm").size()), T * H);
     const auto [flips, ties] = top1_flips(cpu_logits, gpu_logits, V);
     qInfo("%s prefill: worst layer error %.2e, selections %d/%d, top-1 flips %d (%d near-ties), KL %.2e",
-          qPrintable(model), worst, agree, pairs, flips, ties, mean_kl(cpu_logits, gpu_logits, V));
+          qPrintable(model), worst, agree, pairs, flips, ties, kl_and_top1(cpu_logits, gpu_logits, V).first);
     QVERIFY2(flips == ties, "prefill top-1 flips that are not near-ties");
 
     // Decoding on the graph path: a 20-token prompt, then 12 tokens the CPU picks, fed to both.
@@ -199,7 +178,7 @@ class TestCudaGlm5 : public QObject {
     QCOMPARE(gd->length(), P + steps);
     const auto [dflips, dties] = top1_flips(cpu_rows, gpu_rows, V);
     qInfo("%s decode: %lld steps, top-1 flips %d (%d near-ties), KL %.2e", qPrintable(model),
-          static_cast<long long>(steps), dflips, dties, mean_kl(cpu_rows, gpu_rows, V));
+          static_cast<long long>(steps), dflips, dties, kl_and_top1(cpu_rows, gpu_rows, V).first);
     QVERIFY2(dflips == dties, "decode top-1 flips that are not near-ties");
 
     // Regenerating: back to the prompt's last-but-one token (a KDA snapshot), the last token fed

@@ -26,14 +26,6 @@ namespace k = day0::kernels;
 
 namespace {
 
-cpu::Matrix bf16_matrix(const std::vector<std::uint16_t>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::bf16, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
-}
-
-cpu::Matrix f32_matrix(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::f32, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
-}
-
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // The experts of one MoE layer in both places: host tensors for the CPU blocks, device copies

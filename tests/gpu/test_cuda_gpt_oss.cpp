@@ -51,31 +51,6 @@ std::uint64_t memory(const models::LoadedModel& m, const std::string& category) 
   return 0;
 }
 
-// Mean KL(p || q) of the softmaxes of two [rows, vocab] logit sets, and the share of rows whose
-// arg max agrees.
-std::pair<double, double> kl_and_top1(const std::vector<float>& p_logits, const std::vector<float>& q_logits,
-                                      std::int64_t vocab) {
-  const std::int64_t rows = static_cast<std::int64_t>(p_logits.size()) / vocab;
-  double kl = 0;
-  int agree = 0;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* p = p_logits.data() + r * vocab;
-    const float* q = q_logits.data() + r * vocab;
-    const double pm = *std::max_element(p, p + vocab), qm = *std::max_element(q, q + vocab);
-    double pz = 0, qz = 0;
-    for (std::int64_t i = 0; i < vocab; ++i) {
-      pz += std::exp(p[i] - pm);
-      qz += std::exp(q[i] - qm);
-    }
-    for (std::int64_t i = 0; i < vocab; ++i) {
-      const double lp = p[i] - pm - std::log(pz), lq = q[i] - qm - std::log(qz);
-      kl += std::exp(lp) * (lp - lq);
-    }
-    agree += std::max_element(p, p + vocab) - p == std::max_element(q, q + vocab) - q;
-  }
-  return {kl / rows, static_cast<double>(agree) / rows};
-}
-
 // Router logits [T, E] of layer l recomputed on the CPU from a trace's tensors: the residual
 // before the MoE (hidden.<l-1> + attn.<l>.out), post_attention_layernorm, router.
 std::vector<float> router_logits(const models::ForwardTrace& trace, const models::WeightSource& w, std::int64_t l,

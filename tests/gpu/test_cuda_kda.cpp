@@ -21,13 +21,13 @@ using namespace day0;
 using namespace day0::gpu_test;
 namespace k = day0::kernels;
 
-#define VERIFY_REL(got, want, tol, what)                                                          \
-  do {                                                                                            \
-    const double verify_rel_ = rel_l2(got, want);                                                 \
-    QVERIFY2(verify_rel_ <= (tol), qPrintable(QStringLiteral("%1: relative L2 error %2 > %3")     \
-                                                  .arg(QString(what))                             \
-                                                  .arg(verify_rel_)                               \
-                                                  .arg(static_cast<double>(tol))));               \
+#define VERIFY_REL(got, want, tol, what)                                                      \
+  do {                                                                                        \
+    const double verify_rel_ = rel_l2(got, want);                                             \
+    QVERIFY2(verify_rel_ <= (tol), qPrintable(QStringLiteral("%1: relative L2 error %2 > %3") \
+                                                  .arg(QString(what))                         \
+                                                  .arg(verify_rel_)                           \
+                                                  .arg(static_cast<double>(tol))));           \
   } while (0)
 
 namespace {
@@ -86,8 +86,8 @@ void reference_gate(std::vector<float>& g, std::int64_t T, int heads, int d, con
       for (int c = 0; c < d; ++c) {
         float& v = g[(t * heads + h) * d + c];
         const double x = static_cast<double>(v) + dt_bias[h * d + c];
-        const double ld = lower_bound ? *lower_bound * sigmoid(rate * x)
-                                      : -rate * (x > 20.0 ? x : std::log1p(std::exp(x)));
+        const double ld =
+            lower_bound ? *lower_bound * sigmoid(rate * x) : -rate * (x > 20.0 ? x : std::log1p(std::exp(x)));
         v = static_cast<float>(std::clamp(ld, -1e30, 0.0));
       }
     }
@@ -108,8 +108,8 @@ void reference_gated_norm(std::vector<float>& o, const std::vector<float>& gate,
 
 // kda_head_recurrent for every head: rows of [T, heads * d], beta [T, heads], state [heads, d, d].
 void reference_recurrent(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                         const std::vector<float>& ld, const std::vector<float>& beta, std::int64_t T, int heads,
-                         int d, std::vector<float>& state, std::vector<float>& out) {
+                         const std::vector<float>& ld, const std::vector<float>& beta, std::int64_t T, int heads, int d,
+                         std::vector<float>& state, std::vector<float>& out) {
   out.assign(static_cast<std::size_t>(T * heads * d), 0.0f);
   for (int h = 0; h < heads; ++h) {
     blocks::detail::KdaHeadView view;
@@ -134,13 +134,10 @@ double max_rel(const std::vector<float>& got, const std::vector<float>& want, do
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (std::isnan(got[i]) != std::isnan(want[i])) return INFINITY;
     if (std::isnan(want[i])) continue;
-    m = std::max(m, std::abs(static_cast<double>(got[i]) - want[i]) / (std::abs(static_cast<double>(want[i])) + abs_floor));
+    m = std::max(
+        m, std::abs(static_cast<double>(got[i]) - want[i]) / (std::abs(static_cast<double>(want[i])) + abs_floor));
   }
   return m;
-}
-
-cpu::Matrix f32_matrix(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::f32, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
 }
 
 }  // namespace
@@ -261,8 +258,7 @@ class TestCudaKda : public QObject {
       reference_l2norm(kk, T * heads, d, 1e-6f, 1.0f);
       const auto ld = strong ? uniform_floats(rng, T * D, -5.0f, -4.0f) : uniform_floats(rng, T * D, -0.05f, 0.0f);
       auto beta = uniform_floats(rng, T * heads, 0.05f, 0.95f);
-      auto d_q = to_device(q), d_k = to_device(kk), d_v = to_device(v), d_ld = to_device(ld),
-           d_beta = to_device(beta);
+      auto d_q = to_device(q), d_k = to_device(kk), d_v = to_device(v), d_ld = to_device(ld), d_beta = to_device(beta);
       GuardedBuffer d_out(T * D * sizeof(float));
       CUDA_VERIFY(k::kda_recurrent(d_q.as<float>(), d_k.as<float>(), d_v.as<float>(), d_ld.as<float>(),
                                    d_beta.as<float>(), T, heads, d, d_state.as<float>(), d_out.as<float>(), nullptr));
@@ -285,8 +281,8 @@ class TestCudaKda : public QObject {
       const auto gate = random_floats(rng, T * D, 2.0f);
       const auto o_norm = uniform_floats(rng, d, 0.5f, 1.5f);
       auto d_o = to_device(o), d_gate = to_device(gate), d_norm = to_device(o_norm);
-      CUDA_VERIFY(k::kda_gated_norm(d_o.as<float>(), d_gate.as<float>(), d_norm.as<float>(), T, heads, d, 1e-5f,
-                                    nullptr));
+      CUDA_VERIFY(
+          k::kda_gated_norm(d_o.as<float>(), d_gate.as<float>(), d_norm.as<float>(), T, heads, d, 1e-5f, nullptr));
       reference_gated_norm(o, gate, o_norm, T * heads, d, 1e-5f);
       VERIFY_REL(to_host<float>(d_o, T * D), o, 1e-6, QStringLiteral("gated norm d=%1").arg(d));
       QVERIFY(d_o.guard_intact());
@@ -397,10 +393,10 @@ class TestCudaKda : public QObject {
       for (int p = 0; p < 3; ++p)
         CUDA_VERIFY(cudaMemcpy2D(parts[p]->as<void>(), D * sizeof(float), d_conv.as<float>() + p * D,
                                  3 * D * sizeof(float), D * sizeof(float), T, cudaMemcpyDeviceToDevice));
-      CUDA_VERIFY(k::kda_prepare(d_q.as<float>(), d_k.as<float>(), d_f.as<float>(), d_b.as<float>(), T, heads, d, gp,
-                                 nullptr));
-      CUDA_VERIFY(k::kda_recurrent(d_q.as<float>(), d_k.as<float>(), d_v.as<float>(), d_f.as<float>(),
-                                   d_b.as<float>(), T, heads, d, d_state.as<float>(), d_o.as<float>(), nullptr));
+      CUDA_VERIFY(
+          k::kda_prepare(d_q.as<float>(), d_k.as<float>(), d_f.as<float>(), d_b.as<float>(), T, heads, d, gp, nullptr));
+      CUDA_VERIFY(k::kda_recurrent(d_q.as<float>(), d_k.as<float>(), d_v.as<float>(), d_f.as<float>(), d_b.as<float>(),
+                                   T, heads, d, d_state.as<float>(), d_o.as<float>(), nullptr));
       CUDA_VERIFY(k::kda_gated_norm(d_o.as<float>(), d_gate.as<float>(), d_onorm.as<float>(), T, heads, d,
                                     config.norm_eps, nullptr));
       const auto o = to_host<float>(d_o, T * D);

@@ -26,13 +26,6 @@ namespace k = day0::kernels;
 
 namespace {
 
-cpu::Matrix f32_matrix(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::f32, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
-}
-cpu::Matrix bf16_matrix(const std::vector<std::uint16_t>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::bf16, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
-}
-
 void set_position(const GuardedBuffer& b, std::int64_t position) {
   const auto p = static_cast<std::int32_t>(position);
   cudaMemcpy(b.as<void>(), &p, sizeof(p), cudaMemcpyHostToDevice);

@@ -24,10 +24,6 @@ namespace k = day0::kernels;
 
 namespace {
 
-cpu::Matrix bf16_matrix(const std::vector<std::uint16_t>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::bf16, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
-}
-
 struct Experts {
   std::int64_t E, rows, cols;
   std::vector<std::uint8_t> blocks, scales;

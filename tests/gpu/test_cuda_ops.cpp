@@ -25,10 +25,6 @@ namespace k = day0::kernels;
 
 namespace {
 
-cpu::Matrix bf16_matrix(const std::vector<std::uint16_t>& v, std::int64_t rows, std::int64_t cols) {
-  return {DType::bf16, reinterpret_cast<const std::uint8_t*>(v.data()), rows, cols};
-}
-
 // Attention with a sink for one query, in float64: softmax over q.k * scale for keys lo..pos
 // and the sink logit; out = sum p_j v_j.
 std::vector<double> reference_attention(const float* q, const std::vector<float>& keys,
