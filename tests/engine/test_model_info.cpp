@@ -78,8 +78,8 @@ class TestModelInfo : public QObject {
     QCOMPARE(info->total_params, reference_params(ref));
     const std::uint64_t experts = reference_params(ref, ".experts.");
     QCOMPARE(info->params_per_expert, experts / (8 * 4));
-    const std::uint64_t active = reference_params(ref) - experts - reference_params(ref, "embed_tokens") +
-                                 experts / (8 * 4) * 2 * 4;
+    const std::uint64_t active =
+        reference_params(ref) - experts - reference_params(ref, "embed_tokens") + experts / (8 * 4) * 2 * 4;
     QCOMPARE(info->active_params_per_token, active);
     QCOMPARE(info->routed_experts, std::int64_t{8});
     QCOMPARE(info->experts_per_token, std::int64_t{2});
@@ -194,7 +194,8 @@ class TestModelInfo : public QObject {
     QCOMPARE(info->expert_format, std::string("MXFP4"));
     QVERIFY2(info->warnings.empty(), warnings_text(*info).c_str());
     // Half downloaded: still a plan, and it says how far the download got.
-    fs::copy_file(kData / "models/tiny-gpt-oss/model-00001-of-00002.safetensors", dir / "model-00001-of-00002.safetensors");
+    fs::copy_file(kData / "models/tiny-gpt-oss/model-00001-of-00002.safetensors",
+                  dir / "model-00001-of-00002.safetensors");
     info = inspect_model(dir);
     QVERIFY(info.is_ok());
     QVERIFY(!info->weights_present);
@@ -212,8 +213,9 @@ class TestModelInfo : public QObject {
     std::ofstream(dir / "config.json") << config.dump();
     const auto info = inspect_model(dir);
     QVERIFY2(info.is_ok(), info.status().message().c_str());
-    QVERIFY(any_warning_has(*info, "model.layers.0.mlp.experts.gate_up_proj_blocks has shape [8, 128, 2, 16] "
-                                   "but config.json implies [16, 128, 2, 16]"));
+    QVERIFY(any_warning_has(*info,
+                            "model.layers.0.mlp.experts.gate_up_proj_blocks has shape [8, 128, 2, 16] "
+                            "but config.json implies [16, 128, 2, 16]"));
   }
 
   void unsupportedArchitecture() {
@@ -232,12 +234,18 @@ class TestModelInfo : public QObject {
   void malformedConfigs_data() {
     QTest::addColumn<QString>("edit");
     QTest::addColumn<QString>("message");
-    QTest::newRow("absurd hidden size") << R"({"hidden_size": 1000000000000})" << "hidden_size must be between";
-    QTest::newRow("string layers") << R"({"num_hidden_layers": "four"})" << "num_hidden_layers must be an integer";
-    QTest::newRow("top-k above experts") << R"({"num_experts_per_tok": 99})" << "num_experts_per_tok must be between";
-    QTest::newRow("missing vocab") << R"({"vocab_size": null})" << "vocab_size is missing";
-    QTest::newRow("heads not multiple of kv") << R"({"num_key_value_heads": 3})" << "not a multiple";
-    QTest::newRow("unknown quantization") << R"({"quantization_config": {"quant_method": "gptq"}})" << "gptq";
+    QTest::newRow("absurd hidden size") << R"({"hidden_size": 1000000000000})"
+                                        << "hidden_size must be between";
+    QTest::newRow("string layers") << R"({"num_hidden_layers": "four"})"
+                                   << "num_hidden_layers must be an integer";
+    QTest::newRow("top-k above experts") << R"({"num_experts_per_tok": 99})"
+                                         << "num_experts_per_tok must be between";
+    QTest::newRow("missing vocab") << R"({"vocab_size": null})"
+                                   << "vocab_size is missing";
+    QTest::newRow("heads not multiple of kv") << R"({"num_key_value_heads": 3})"
+                                              << "not a multiple";
+    QTest::newRow("unknown quantization") << R"({"quantization_config": {"quant_method": "gptq"}})"
+                                          << "gptq";
   }
   void malformedConfigs() {
     QFETCH(QString, edit);
@@ -249,8 +257,7 @@ class TestModelInfo : public QObject {
     std::ofstream(dir / "config.json") << config.dump();
     const auto info = inspect_model(dir);
     QVERIFY(!info.is_ok());
-    QVERIFY2(info.status().message().find(message.toStdString()) != std::string::npos,
-             info.status().message().c_str());
+    QVERIFY2(info.status().message().find(message.toStdString()) != std::string::npos, info.status().message().c_str());
   }
 
   void malformedGlmConfigs_data() {
@@ -264,7 +271,8 @@ class TestModelInfo : public QObject {
     QTest::newRow("shared indexer after KDA")
         << R"({"text_config": {"indexer_types": ["full","shared","full","full","full","full"]}})"
         << "shares the indexer";
-    QTest::newRow("vision heads") << R"({"vision_config": {"num_heads": 5}})" << "not a multiple";
+    QTest::newRow("vision heads") << R"({"vision_config": {"num_heads": 5}})"
+                                  << "not a multiple";
   }
   void malformedGlmConfigs() {
     QFETCH(QString, edit);
@@ -276,8 +284,63 @@ class TestModelInfo : public QObject {
     std::ofstream(dir / "config.json") << config.dump();
     const auto info = inspect_model(dir);
     QVERIFY(!info.is_ok());
-    QVERIFY2(info.status().message().find(message.toStdString()) != std::string::npos,
-             info.status().message().c_str());
+    QVERIFY2(info.status().message().find(message.toStdString()) != std::string::npos, info.status().message().c_str());
+  }
+
+  // The GPU program's plan for glm5_next (in builds with the CUDA backend; no GPU needed): the
+  // weights as the GPU keeps them, caches that grow with the context, and a clear refusal
+  // naming the config field when a shape is beyond what its kernels take.
+  void glm5GpuPlan_data() {
+    QTest::addColumn<QString>("edit");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("fits the kernels") << "{}"
+                                      << "";
+    QTest::newRow("latent too wide") << R"({"text_config": {"kv_lora_rank": 1024}})"
+                                     << "kv_lora_rank is 1024";
+    QTest::newRow("too many streams") << R"({"text_config": {"hc_mult": 9}})"
+                                      << "hc_mult is 9";
+    QTest::newRow("too many pools selected") << R"({"text_config": {"index_topk": 65536, "index_kpool": 4}})"
+                                             << "index_topk is 65536";
+    QTest::newRow("KDA heads too wide") << R"({"text_config": {"linear_head_dim": 512}})"
+                                        << "linear_head_dim is 512";
+  }
+  void glm5GpuPlan() {
+    QFETCH(QString, edit);
+    QFETCH(QString, message);
+    const models::Architecture* arch = models::find_architecture("glm5_next");
+    QVERIFY(arch != nullptr);
+    if (arch->device_footprint == nullptr) QSKIP("this build has no CUDA backend");
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    json config = load_json(kData / "models/tiny-glm5-next/config.json");
+    config.merge_patch(json::parse(edit.toStdString()));
+    std::ofstream(dir / "config.json") << config.dump();
+    const auto loaded = io::ModelConfig::load(dir);
+    QVERIFY(loaded.is_ok());
+    const auto footprint = arch->device_footprint(*loaded, true);
+    if (!message.isEmpty()) {
+      QVERIFY(!footprint.is_ok());
+      QVERIFY2(footprint.status().message().find(message.toStdString()) != std::string::npos,
+               footprint.status().message().c_str());
+      return;
+    }
+    QVERIFY2(footprint.is_ok(), footprint.status().message().c_str());
+    // Every text tensor at two bytes a value (no MXFP4 experts here), vision left out.
+    std::uint64_t text_values = 0;
+    const auto tensors = arch->expected_tensors(*loaded);
+    QVERIFY(tensors.is_ok());
+    for (const auto& t : *tensors) {
+      if (t.role == models::TensorRole::vision || t.role == models::TensorRole::mtp) continue;
+      std::uint64_t n = 1;
+      for (const auto d : t.shape) n *= d;
+      text_values += n;
+    }
+    QCOMPARE(footprint->weights, 2 * text_values);
+    QVERIFY(footprint->workspace > 0);
+    QCOMPARE(footprint->max_context, config["text_config"]["max_position_embeddings"].get<std::int64_t>());
+    // Latent and indexer caches grow with the context; the KDA state and snapshots do not.
+    const std::uint64_t short_ctx = footprint->state_bytes(256), long_ctx = footprint->state_bytes(256 * 1024);
+    QVERIFY(short_ctx > 0 && long_ctx > 10 * short_ctx);
   }
 
   void notAModelFolder() {

@@ -1,6 +1,11 @@
 #include "backend/cuda/glm5_next_session.h"
 
+#include <algorithm>
+#include <string>
+
 #include "blocks/kda.h"
+#include "glm_moe.h"
+#include "hyper_connection.h"
 
 namespace day0::cuda::glm5 {
 
@@ -32,6 +37,29 @@ Result<Shape> read_shape(const io::ModelConfig& config) {
     return error(ErrorCode::unsupported, config.origin() +
                                              ": the CUDA backend runs glm5_next with hidden and expert widths that "
                                              "are multiples of 32 and projection widths that are multiples of 8");
+  // The kernels' own bounds, named by the config field that passes them.
+  const auto beyond = [&](const char* field, std::int64_t value, const std::string& limit) {
+    return error(ErrorCode::unsupported, config.origin() + ": " + field + " is " + std::to_string(value) +
+                                             "; the CUDA backend runs glm5_next with " + limit);
+  };
+  if (c.kv_lora > kernels::kMlaMaxLatent || c.kv_lora % 8 != 0)
+    return beyond("kv_lora_rank", c.kv_lora, "a multiple of 8 up to " + std::to_string(kernels::kMlaMaxLatent));
+  if (s.indexer_layers > 0 && (c.index_dim % 4 != 0 || c.index_dim > 256))
+    return beyond("index_head_dim", c.index_dim, "a multiple of 4 up to 256");
+  if (s.indexer_layers > 0 && std::min(c.index_topk, c.max_positions) / c.kpool > kernels::kIndexerMaxChosen)
+    return beyond("index_topk", c.index_topk,
+                  "at most " + std::to_string(kernels::kIndexerMaxChosen) + " k-pools selected per query");
+  if (s.kda_layers > 0 && s.kda_d > 256) return beyond("linear_head_dim", s.kda_d, "at most 256");
+  if (s.kda_layers > 0 && (s.kda_conv < 1 || s.kda_conv > 64))
+    return beyond("linear_conv_kernel_dim", s.kda_conv, "1 to 64");
+  if (c.hc > kernels::kHcMaxStreams)
+    return beyond("hc_mult", c.hc, "at most " + std::to_string(kernels::kHcMaxStreams) + " streams");
+  if (c.experts > kernels::kGlmMaxExperts)
+    return beyond("n_routed_experts", c.experts, "at most " + std::to_string(kernels::kGlmMaxExperts));
+  if (c.top_k > kernels::kGlmMaxTopK)
+    return beyond("num_experts_per_tok", c.top_k, "at most " + std::to_string(kernels::kGlmMaxTopK));
+  if (c.n_group > kernels::kGlmMaxGroups)
+    return beyond("n_group", c.n_group, "at most " + std::to_string(kernels::kGlmMaxGroups));
   return s;
 }
 
