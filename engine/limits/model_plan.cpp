@@ -24,8 +24,8 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "backend/cpu/kernel_rates.h"
 #include "core/thread_pool.h"
@@ -34,6 +34,7 @@
 #include "day0/model_tools.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "limits/memory_plan.h"
 #include "models/architecture.h"
 #include "models/streamed_experts.h"
 
@@ -82,7 +83,8 @@ Samples sample_tensors(const io::Checkpoint& checkpoint, std::span<const models:
         const std::uint64_t e = info.shape[0] / 2;
         const auto blocks = data.subspan(e * rows * cols / 2, rows * cols / 2);
         const auto scale_bytes = scales->file->data(*scales->info).subspan(e * rows * cols / 32, rows * cols / 32);
-        out.mxfp4.push_back({hold(blocks), hold(scale_bytes), static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)});
+        out.mxfp4.push_back(
+            {hold(blocks), hold(scale_bytes), static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)});
         expert_bytes += blocks.size() + scale_bytes.size();
       } else if (is_float && info.shape.size() == 2 && t.expert >= 0) {
         out.float_experts.push_back({info.dtype, hold(data), static_cast<std::int64_t>(info.shape[0]),
@@ -94,8 +96,8 @@ Samples sample_tensors(const io::Checkpoint& checkpoint, std::span<const models:
     if (!is_float || info.shape.size() != 2 || t.role == models::TensorRole::embedding ||
         t.role == models::TensorRole::vision || t.role == models::TensorRole::mtp || dense_bytes >= kSampleBytes)
       continue;
-    out.dense.push_back({info.dtype, data.data(), static_cast<std::int64_t>(info.shape[0]),
-                         static_cast<std::int64_t>(info.shape[1])});
+    out.dense.push_back(
+        {info.dtype, data.data(), static_cast<std::int64_t>(info.shape[0]), static_cast<std::int64_t>(info.shape[1])});
     dense_bytes += data.size();
   }
   return out;
@@ -146,10 +148,54 @@ Result<double> time_decode_step(const std::filesystem::path& dir, ModelOptions o
 
 }  // namespace
 
+namespace {
+
+// The GPU program's footprint against a GPU's memory: the one given, or the first usable GPU's.
+GpuPlan plan_gpu(const models::Architecture& arch, const io::ModelConfig& config, const PlanOptions& options) {
+  GpuPlan g;
+  bool fp8 = true;
+  if (options.gpu_memory_bytes > 0) {
+    g.memory_bytes = options.gpu_memory_bytes;
+    g.device = "a GPU with " + limits::format_bytes(g.memory_bytes);
+  } else {
+    const DeviceReport devices = discover_devices();
+    if (devices.gpus.empty()) return g;
+    const GpuInfo& gpu = devices.gpus.front();
+    g.memory_bytes = gpu.free_memory;
+    g.device =
+        "cuda:" + std::to_string(gpu.index) + " (" + gpu.name + ", " + limits::format_bytes(gpu.free_memory) + " free)";
+    fp8 = gpu.fp8;
+  }
+  g.planned = true;
+  if (arch.device_footprint == nullptr) {
+    g.reason = std::string(arch.family) + " has no GPU path in this build";
+    return g;
+  }
+  auto footprint = arch.device_footprint(config, fp8);
+  if (!footprint) {
+    g.reason = footprint.status().message();
+    return g;
+  }
+  auto fitted = limits::plan_device_memory(*footprint, g.memory_bytes, options.context, g.device);
+  if (!fitted) {
+    g.reason = fitted.status().message();
+    return g;
+  }
+  g.fits = true;
+  g.weights = fitted->weights;
+  g.workspace = fitted->workspace;
+  g.state = fitted->state;
+  g.context = fitted->context;
+  return g;
+}
+
+}  // namespace
+
 Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions& options) {
   DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(dir));
   const models::Architecture* arch = models::find_architecture(config.model_type());
-  if (arch == nullptr) return error(ErrorCode::unsupported, "Day0 cannot run model_type \"" + config.model_type() + "\"");
+  if (arch == nullptr)
+    return error(ErrorCode::unsupported, "Day0 cannot run model_type \"" + config.model_type() + "\"");
   ModelPlan plan;
   plan.model_type = config.model_type();
   {
@@ -182,6 +228,7 @@ Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions
     plan.decode_bytes_per_token = s.decode_bytes_per_token;
   }
   engine.reset();
+  plan.gpu = plan_gpu(*arch, config, options);
   if (!options.measure) return plan;
 
   plan.measured = true;

@@ -491,6 +491,25 @@ class TestCliEngine : public QObject {
     QVERIFY2(r.err.contains("even with its experts read from disk"), qPrintable(r.err));
     QCOMPARE(run_program(kCli, {"plan", model, "--ram", "lots"}, quiet_env()).exit_code, 2);
 
+    // The GPU program's plan for a GPU of a given size: resident when it fits, else the reason
+    // (and the CPU plan above is what --device cuda does).
+    r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--vram", "80G"}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QJsonObject gpu = QJsonDocument::fromJson(r.out.toUtf8()).object()["gpu"].toObject();
+    QCOMPARE(gpu["memory_bytes"].toInteger(), 80ll << 30);
+    const bool gpu_path = !gpu["reason"].toString().contains("no GPU path");
+    if (gpu_path) {
+      QCOMPARE(gpu["fits"].toBool(), true);
+      QVERIFY(gpu["weight_bytes"].toInteger() > 0 && gpu["weight_bytes"].toInteger() <= whole);
+      QVERIFY(gpu["workspace_bytes"].toInteger() > 0 && gpu["context"].toInteger() >= 4096);
+    }
+    r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--vram", "5M"}, quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    gpu = QJsonDocument::fromJson(r.out.toUtf8()).object()["gpu"].toObject();
+    QCOMPARE(gpu["fits"].toBool(), false);
+    if (gpu_path) QVERIFY2(gpu["reason"].toString().contains("needs"), qPrintable(gpu["reason"].toString()));
+    QCOMPARE(run_program(kCli, {"plan", model, "--vram", "big"}, quiet_env()).exit_code, 2);
+
     r = run_program(kCli, {"plan", model, "--json", "--threads", "2", "--prompt-tokens", "16", "--expert-cache", "40K"},
                     quiet_env());
     QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));

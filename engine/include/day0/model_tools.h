@@ -38,9 +38,9 @@ namespace day0 {
 struct ExpertReadFigures {
   std::uint64_t experts = 0;  // experts read whole
   std::uint64_t bytes = 0;
-  double seconds = 0;         // wall time
-  double gb_per_s = 0;        // bytes / seconds / 1e9
-  bool direct = false;        // O_DIRECT was in use (asked for and allowed by the filesystem)
+  double seconds = 0;   // wall time
+  double gb_per_s = 0;  // bytes / seconds / 1e9
+  bool direct = false;  // O_DIRECT was in use (asked for and allowed by the filesystem)
   std::size_t readers = 0;
 };
 
@@ -62,6 +62,21 @@ struct PlanOptions {
   int threads = 0;                       // 0: one per hardware thread
   std::int64_t prompt_tokens = 512;      // the prompt the prefill prediction is for
   bool measure = true;                   // measure bandwidths and kernels, and predict speeds
+  // Plan the GPU program too, for a GPU with this much memory (0: the first usable GPU's free
+  // memory, when there is one; no GPU and no size: no GPU plan).
+  std::uint64_t gpu_memory_bytes = 0;
+};
+
+// What the GPU program would hold on one GPU (the architecture's device footprint against the
+// GPU's memory, as loading with --device cuda checks it).
+struct GpuPlan {
+  bool planned = false;                                 // a GPU (or a size for one) was given
+  std::string device;                                   // "cuda:0 (NVIDIA H200)", or "a GPU with 80.0 GiB"
+  std::uint64_t memory_bytes = 0;                       // what the plan was made against
+  bool fits = false;                                    // resident: Day0 loads it there
+  std::uint64_t weights = 0, workspace = 0, state = 0;  // when it fits
+  std::int64_t context = 0;                             // when it fits
+  std::string reason;                                   // when it does not: why (Day0 then runs it on the CPU)
 };
 
 struct ModelPlan {
@@ -80,9 +95,9 @@ struct ModelPlan {
   // Measured now (with `measure`).
   bool measured = false;
   int threads = 0;
-  double ram_gbps = 0;           // memory read bandwidth
-  double disk_gbps = 0;          // routed experts read from the shards
-  bool disk_direct = false;      // that figure is O_DIRECT's (else the page cache's may be in it)
+  double ram_gbps = 0;       // memory read bandwidth
+  double disk_gbps = 0;      // routed experts read from the shards
+  bool disk_direct = false;  // that figure is O_DIRECT's (else the page cache's may be in it)
   // The kernels on the model's own weights: one token (weight bytes per second) and a prefill
   // chunk's tokens (GFLOP/s), for the dense weights and for the experts (in expert_format).
   double dense_gemv_gbps = 0, dense_gflops = 0, expert_gemv_gbps = 0, expert_gflops = 0;
@@ -92,6 +107,7 @@ struct ModelPlan {
   double hit_rate = 1;  // decode: experts found in memory
   double decode_tokens_per_s = 0;
   double prefill_tokens_per_s = 0;
+  GpuPlan gpu;
 };
 
 Result<ModelPlan> plan_model(const std::filesystem::path& dir, const PlanOptions& options);
