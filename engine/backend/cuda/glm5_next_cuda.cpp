@@ -607,14 +607,8 @@ Result<limits::DeviceFootprint> glm5_next_device_footprint(const io::ModelConfig
   const u kda = static_cast<u>(s.kda_layers * s.kda_floats()) * 4 * (1 + kPromptSnapshots + kStepSnapshots);
   f.state_bytes = [per_position, kda, s](std::int64_t context) {
     const auto cap = (std::max<std::int64_t>(context, 1) + kGrain - 1) / kGrain * kGrain;
-    const u scratch =
-        (s.mla_layers > 0 ? kernels::mla_attend_scratch_floats(kGlm5PrefillChunk, static_cast<int>(s.c.heads),
-                                                               static_cast<int>(s.c.kv_lora), cap) *
-                                4
-                          : 0) +
-        (s.indexer_layers > 0
-             ? kernels::indexer_select_scratch_bytes(kGlm5PrefillChunk, cap, static_cast<int>(s.c.kpool))
-             : 0);
+    const u scratch = (s.mla_layers > 0 ? glm5::attention_scratch_floats(s, cap) * 4 : 0) +
+                      (s.indexer_layers > 0 ? glm5::selection_scratch_bytes(s, cap) : 0);
     const u c2 = static_cast<u>(cap);
     return per_position * (c2 + c2 / 2 + static_cast<u>(kGrain)) + kda + scratch;
   };

@@ -63,4 +63,19 @@ Result<Shape> read_shape(const io::ModelConfig& config) {
   return s;
 }
 
+std::size_t attention_scratch_floats(const Shape& s, std::int64_t capacity) {
+  std::size_t most = 0;
+  for (std::int64_t T = 1; T <= kGlm5PrefillChunk; ++T)
+    most = std::max(most, kernels::mla_attend_scratch_floats(T, static_cast<int>(s.c.heads),
+                                                             static_cast<int>(s.c.kv_lora), capacity));
+  return most;
+}
+
+std::size_t selection_scratch_bytes(const Shape& s, std::int64_t capacity) {
+  std::size_t most = 0;
+  for (std::int64_t T = 1; T <= kGlm5PrefillChunk; ++T)
+    most = std::max(most, kernels::indexer_select_scratch_bytes(T, capacity, static_cast<int>(s.c.kpool)));
+  return most;
+}
+
 }  // namespace day0::cuda::glm5

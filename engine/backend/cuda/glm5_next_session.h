@@ -46,6 +46,13 @@ struct Shape {
 // Reads the config and checks what the GPU program needs beyond what the CPU model does.
 Result<Shape> read_shape(const io::ModelConfig& config);
 
+// Scratch a session of `capacity` positions needs for any pass of 1 .. kGlm5PrefillChunk tokens:
+// the attention's (floats) and the indexer selection's (bytes). The kernels' needs are not
+// monotonic in the tokens (fewer tokens split the positions over more CTAs), so every count is
+// asked.
+std::size_t attention_scratch_floats(const Shape& s, std::int64_t capacity);
+std::size_t selection_scratch_bytes(const Shape& s, std::int64_t capacity);
+
 // A session: the MLA latent caches [mla_layers, capacity, R] bf16, the indexer caches (keys and
 // gates [indexer_layers, capacity, id], pooled keys [indexer_layers, capacity / kpool, id], fp32),
 // the KDA state of every KDA layer, the scratch the attention and selection kernels need at
@@ -79,21 +86,20 @@ class Glm5Session final : public DeviceSession {
     if (2 * cap > max) cap = max;  // past half the context, the whole of it (the plan counts 1.5 contexts)
     cap = std::min((cap + kGrain - 1) / kGrain * kGrain, std::max(max, positions));
     const auto& c = s_.c;
-    std::vector<DeviceBuffer> retired;
+    // Every new buffer first: a failure leaves the session as it was.
+    struct Grown {
+      DeviceBuffer* buf;
+      DeviceBuffer next;
+      std::int64_t layers, rows_old, rows_new;
+      std::size_t row_bytes;
+    };
+    std::vector<Grown> grown;
     const auto grow = [&](DeviceBuffer& buf, std::int64_t layers, std::int64_t rows_old, std::int64_t rows_new,
                           std::size_t row_bytes, const char* what) -> Status {
       if (layers == 0) return Status::ok();
-      const std::size_t new_layer = row_bytes * static_cast<std::size_t>(rows_new);
-      DAY0_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(new_layer * static_cast<std::size_t>(layers),
-                                                                   MemoryCategory::kv_cache, ledger_, what));
-      if (rows_old > 0 && buf.get() != nullptr)
-        DAY0_CUDA_RETURN_IF_ERROR(
-            cudaMemcpy2DAsync(b.get(), new_layer, buf.get(), row_bytes * static_cast<std::size_t>(rows_old),
-                              row_bytes * static_cast<std::size_t>(rows_old), static_cast<std::size_t>(layers),
-                              cudaMemcpyDeviceToDevice, stream),
-            std::string("growing ") + what);
-      retired.push_back(std::move(buf));  // freed once the copies ran
-      buf = std::move(b);
+      const std::size_t bytes = row_bytes * static_cast<std::size_t>(rows_new * layers);
+      DAY0_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(bytes, MemoryCategory::kv_cache, ledger_, what));
+      grown.push_back({&buf, std::move(b), layers, rows_old, rows_new, row_bytes});
       return Status::ok();
     };
     const std::size_t id4 = static_cast<std::size_t>(c.index_dim) * 4;
@@ -103,27 +109,34 @@ class Glm5Session final : public DeviceSession {
     DAY0_RETURN_IF_ERROR(grow(gates_, s_.indexer_layers, capacity_, cap, id4, "the indexer gates"));
     DAY0_RETURN_IF_ERROR(grow(pooled_, s_.indexer_layers, capacity_ > 0 ? capacity_ / c.kpool + 1 : 0,
                               cap / c.kpool + 1, id4, "the indexer's pooled keys"));
-    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "growing the session caches");
-    retired.clear();
     // Scratch for a prefill pass or a decode step at this capacity.
-    mla_scratch_.reset();
-    select_scratch_.reset();
+    DeviceBuffer mla_scratch, select_scratch;
+    std::size_t select_bytes = 0;
     if (s_.mla_layers > 0) {
-      const std::size_t floats =
-          std::max(kernels::mla_attend_scratch_floats(kGlm5PrefillChunk, static_cast<int>(c.heads),
-                                                      static_cast<int>(c.kv_lora), cap),
-                   kernels::mla_attend_scratch_floats(1, static_cast<int>(c.heads), static_cast<int>(c.kv_lora), cap));
-      DAY0_ASSIGN_OR_RETURN(mla_scratch_,
-                            DeviceBuffer::allocate(std::max<std::size_t>(floats, 1) * 4, MemoryCategory::activations,
-                                                   ledger_, "attention partials"));
+      DAY0_ASSIGN_OR_RETURN(mla_scratch,
+                            DeviceBuffer::allocate(std::max<std::size_t>(attention_scratch_floats(s_, cap), 1) * 4,
+                                                   MemoryCategory::activations, ledger_, "attention partials"));
     }
     if (s_.indexer_layers > 0) {
-      select_bytes_ = std::max(kernels::indexer_select_scratch_bytes(kGlm5PrefillChunk, cap, static_cast<int>(c.kpool)),
-                               kernels::indexer_select_scratch_bytes(1, cap, static_cast<int>(c.kpool)));
-      DAY0_ASSIGN_OR_RETURN(
-          select_scratch_, DeviceBuffer::allocate(std::max<std::size_t>(select_bytes_, 16), MemoryCategory::activations,
-                                                  ledger_, "the indexer's selection scratch"));
+      select_bytes = selection_scratch_bytes(s_, cap);
+      DAY0_ASSIGN_OR_RETURN(select_scratch,
+                            DeviceBuffer::allocate(std::max<std::size_t>(select_bytes, 16), MemoryCategory::activations,
+                                                   ledger_, "the indexer's selection scratch"));
     }
+    // Then the rows held so far into the new buffers (per layer: rows_old of rows_new).
+    for (const Grown& g : grown) {
+      if (g.rows_old == 0 || g.buf->get() == nullptr) continue;
+      const std::size_t used = g.row_bytes * static_cast<std::size_t>(g.rows_old);
+      DAY0_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy2DAsync(g.next.get(), g.row_bytes * static_cast<std::size_t>(g.rows_new), g.buf->get(), used, used,
+                            static_cast<std::size_t>(g.layers), cudaMemcpyDeviceToDevice, stream),
+          "growing the session caches");
+    }
+    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "growing the session caches");
+    for (Grown& g : grown) *g.buf = std::move(g.next);
+    mla_scratch_ = std::move(mla_scratch);
+    select_scratch_ = std::move(select_scratch);
+    select_bytes_ = select_bytes;
     capacity_ = cap;
     graphs_.clear();
     return Status::ok();
