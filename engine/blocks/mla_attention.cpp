@@ -4,6 +4,12 @@
 #include <cmath>
 
 namespace day0::blocks {
+namespace {
+
+// Calls with at most this many tokens decode kv_b row by row in each head's job.
+constexpr std::int64_t kRowByRowTokens = 4;
+
+}  // namespace
 
 Result<MlaWeights> bind_mla(const models::WeightSource& weights, const MlaConfig& c, const std::string& prefix) {
   MlaWeights w;
@@ -35,18 +41,35 @@ void mla_attend(ThreadPool& pool, const MlaConfig& c, const MlaWeights& w, const
   const std::int64_t nh = c.heads, dn = c.nope, dv = c.v_dim, R = c.kv_lora, row = dn + dv;
   std::vector<float> q(static_cast<std::size_t>(T * nh * dn));
   cpu::linear(pool, q_resid, T, w.q_b, nullptr, q.data());
-  // kv_b decoded once per call: [heads, nope + v_dim, kv_lora].
-  std::vector<float> kv_b(static_cast<std::size_t>(nh * row * R));
-  pool.parallel_for(static_cast<std::size_t>(nh * row), 16, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t r = begin; r < end; ++r)
-      cpu::decode_row(w.kv_b, static_cast<std::int64_t>(r), kv_b.data() + r * R);
-  });
+  // kv_b as fp32 [heads, nope + v_dim, kv_lora]: decoded once per call for several tokens (into a
+  // buffer kept across calls: a fresh 64 MB allocation per layer and token costs more in page
+  // faults than the decoding), or row by row inside each head's job for a few tokens (a decode
+  // step reads each head's rows once, as stored).
+  const bool whole = T > kRowByRowTokens;
+  // (The calling thread's buffer: the pool's workers reach it through `decoded`.)
+  thread_local std::vector<float> kv_b_buffer;
+  float* decoded = nullptr;
+  if (whole) {
+    kv_b_buffer.resize(static_cast<std::size_t>(nh * row * R));
+    decoded = kv_b_buffer.data();
+    pool.parallel_for(static_cast<std::size_t>(nh * row), 16, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t r = begin; r < end; ++r) cpu::decode_row(w.kv_b, static_cast<std::int64_t>(r), decoded + r * R);
+    });
+  }
+  const float* kv_b = decoded;
   const float scaling = 1.0f / std::sqrt(static_cast<float>(dn));
 
   std::vector<float> heads_out(static_cast<std::size_t>(T * nh * dv));
   pool.parallel_for(static_cast<std::size_t>(T * nh), 1, [&](std::size_t begin, std::size_t end) {
-    std::vector<float> q_abs(static_cast<std::size_t>(R)), ctx(static_cast<std::size_t>(R)), scores;
+    std::vector<float> q_abs(static_cast<std::size_t>(R)), ctx(static_cast<std::size_t>(R)), scores,
+        kv_row(static_cast<std::size_t>(R));
     std::vector<std::int64_t> positions;
+    // Row `r` of head h's kv_b block (r < nope: a key row; then the value rows) as fp32.
+    const auto kv_b_row = [&](std::int64_t h, std::int64_t r) -> const float* {
+      if (whole) return kv_b + (h * row + r) * R;
+      cpu::decode_row(w.kv_b, h * row + r, kv_row.data());
+      return kv_row.data();
+    };
     for (std::size_t job = begin; job < end; ++job) {
       const std::int64_t t = static_cast<std::int64_t>(job) / nh, h = static_cast<std::int64_t>(job) % nh;
       const std::int64_t p = pos0 + t;
@@ -63,7 +86,7 @@ void mla_attend(ThreadPool& pool, const MlaConfig& c, const MlaWeights& w, const
       const float* qh = q.data() + (t * nh + h) * dn;
       std::fill(q_abs.begin(), q_abs.end(), 0.0f);
       for (std::int64_t i = 0; i < dn; ++i) {
-        const float* wk = kv_b.data() + (h * row + i) * R;
+        const float* wk = kv_b_row(h, i);
         for (std::int64_t r = 0; r < R; ++r) q_abs[static_cast<std::size_t>(r)] += qh[i] * wk[r];
       }
       scores.resize(positions.size());
@@ -84,7 +107,7 @@ void mla_attend(ThreadPool& pool, const MlaConfig& c, const MlaWeights& w, const
         for (std::int64_t r = 0; r < R; ++r) ctx[static_cast<std::size_t>(r)] += pj * cj[r];
       }
       float* o = heads_out.data() + (t * nh + h) * dv;
-      for (std::int64_t i = 0; i < dv; ++i) o[i] = cpu::dot(kv_b.data() + (h * row + dn + i) * R, ctx.data(), R);
+      for (std::int64_t i = 0; i < dv; ++i) o[i] = cpu::dot(kv_b_row(h, dn + i), ctx.data(), R);
     }
   });
   cpu::linear(pool, heads_out.data(), T, w.o, c.bias ? &w.o_bias : nullptr, out);
