@@ -248,6 +248,7 @@ int run_chat(const std::vector<std::string>& argv) {
   std::string dir;  // the model as the history records it: a folder, or a remote model's name
   std::string model_type;
   bool accepts_images = true;  // a remote server decides for itself
+  bool vision_needs_cpu = false;  // a vision encoder that runs on the CPU only, the model on a GPU
   std::string image_placeholder;  // what stands for an image in a message, as the model's formatter writes it
   std::optional<ChatFormatter> formatter;
   std::optional<OpenedModel> opened;
@@ -341,6 +342,7 @@ int run_chat(const std::vector<std::string>& argv) {
     model_type = describe(*opened->model).model_type;
     image_placeholder = formatter->image_placeholder(describe(*opened->model));
     accepts_images = !image_placeholder.empty();
+    vision_needs_cpu = describe(*opened->model).vision_needs_cpu;
     session = opened->engine->new_session(opened->model);
     base.stop.extra_stop_ids = formatter->turn_end_ids();
     generate = [&](const std::vector<ChatMessage>& messages, const ShowFn& show) {
@@ -557,6 +559,12 @@ int run_chat(const std::vector<std::string>& argv) {
           pending_attachments.push_back({url->substr(5, url->find(';') - 5), path.filename().string(), bytes.str()});
           pending_urls.push_back(std::move(*url));
           std::printf("(image attached to the next message)\n");
+          continue;
+        }
+        if (!accepts_images && vision_needs_cpu) {
+          std::printf("(%s reads images only on the CPU: its vision encoder does not run on the GPU yet; start "
+                      "with --device cpu to send images)\n",
+                      model_type.c_str());
           continue;
         }
         if (!accepts_images) {

@@ -143,6 +143,10 @@ QString ModelManager::imagesRefusal() const {
       tr("Your message and its images are saved in this conversation; no reply was generated. "
          "Send text without images to continue.");
   if (!loaded()) return tr("No model is loaded. %1").arg(saved);
+  if (bridge_->summary().vision_needs_cpu)
+    return tr("%1 reads images only on the CPU: its vision encoder does not run on the GPU yet. Load it with "
+              "Device: CPU to send images. %2")
+        .arg(loadedName(), saved);
   return tr("%1 cannot read images: it has no vision encoder. %2").arg(loadedName(), saved);
 }
 

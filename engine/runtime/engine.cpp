@@ -42,9 +42,6 @@ class Model {
   ModelSummary summary;
   std::optional<Tokenizer> tokenizer;      // when the folder has tokenizer.json
   std::optional<ChatFormatter> formatter;  // when it also has a chat template
-  // The checkpoint has a vision tower that the program it loaded into does not run (the GPU
-  // programs read text only): images are refused with that reason.
-  bool vision_not_on_device = false;
 };
 
 class Session {
@@ -70,7 +67,7 @@ std::int64_t session_length(const Session& session) { return static_cast<std::in
 
 Result<std::int64_t> image_token_count(const Model& model, std::int64_t width, std::int64_t height) {
   const auto* images = model.loaded ? vision::image_input(*model.loaded) : nullptr;
-  if (images == nullptr && model.vision_not_on_device)
+  if (images == nullptr && model.summary.vision_needs_cpu)
     return error(ErrorCode::unsupported,
                  "this model's vision tower runs on the CPU only: load the model on the CPU "
                  "(--device cpu; in the app, Device: CPU) to send it images");
@@ -182,7 +179,8 @@ class EngineImpl final : public Engine {
     model->summary.planned_bytes = plan.needed;
     model->summary.available_bytes = plan.available;
     model->summary.device = loaded->device_name();
-    model->vision_not_on_device = vision::image_input(*loaded) == nullptr && config.vision().has_value();
+    // The GPU programs read text only: a checkpoint with a vision encoder says so.
+    model->summary.vision_needs_cpu = vision::image_input(*loaded) == nullptr && config.vision().has_value();
     if (const auto* images = vision::image_input(*loaded)) {
       const vision::ImageTokenIds& t = images->image_tokens();
       for (const std::int32_t id : {t.begin, t.image, t.end})
