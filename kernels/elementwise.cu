@@ -49,18 +49,6 @@ __global__ void add_bias_kernel(float* __restrict__ y, const float* __restrict__
     y[i] += bias[i % N];
 }
 
-__global__ void add_into_kernel(float* __restrict__ y, const float* __restrict__ x, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] += x[i];
-}
-
-__global__ void to_bf16_kernel(const float* __restrict__ x, int64_t n, uint16_t* __restrict__ out) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    out[i] = detail::float_to_bf16_bits(x[i]);
-}
-
 __global__ void split_bf16_kernel(const float* __restrict__ x, int64_t n, uint16_t* __restrict__ hi,
                                   uint16_t* __restrict__ lo) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -99,20 +87,6 @@ unsigned grid_for(int64_t n) {
 }
 
 }  // namespace
-
-cudaError_t add_into(float* y, const float* x, int64_t n, cudaStream_t stream) {
-  if (n < 0 || (n > 0 && (y == nullptr || x == nullptr))) return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
-  add_into_kernel<<<grid_for(n), 256, 0, stream>>>(y, x, n);
-  return cudaGetLastError();
-}
-
-cudaError_t to_bf16(const float* x, int64_t n, uint16_t* out, cudaStream_t stream) {
-  if (n < 0 || (n > 0 && (x == nullptr || out == nullptr))) return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
-  to_bf16_kernel<<<grid_for(n), 256, 0, stream>>>(x, n, out);
-  return cudaGetLastError();
-}
 
 cudaError_t split_bf16(const float* x, int64_t n, uint16_t* hi, uint16_t* lo, cudaStream_t stream) {
   if (n < 0 || (n > 0 && (x == nullptr || hi == nullptr || lo == nullptr))) return cudaErrorInvalidValue;

@@ -17,13 +17,6 @@ cudaError_t embedding_lookup(const uint16_t* table, int64_t hidden, const int32_
 // y[t, n] += bias[n].  y: [T, N] fp32; bias: [N] fp32.
 cudaError_t add_bias_rows(float* y, const float* bias, int64_t T, int64_t N, cudaStream_t stream);
 
-// y[i] += x[i] for n values (fp32).
-cudaError_t add_into(float* y, const float* x, int64_t n, cudaStream_t stream);
-
-// out[i] = bf16(x[i]) (round to nearest even) for n values: fp32 activations for the
-// tensor-core GEMMs.
-cudaError_t to_bf16(const float* x, int64_t n, uint16_t* out, cudaStream_t stream);
-
 // hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]) for n values: x = hi + lo to about 2^-16 of x,
 // so two bf16 GEMMs (hi, then lo accumulated) give near-fp32 products of fp32 activations.
 cudaError_t split_bf16(const float* x, int64_t n, uint16_t* hi, uint16_t* lo, cudaStream_t stream);

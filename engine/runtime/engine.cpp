@@ -179,9 +179,10 @@ class EngineImpl final : public Engine {
     model->summary.planned_bytes = plan.needed;
     model->summary.available_bytes = plan.available;
     model->summary.device = loaded->device_name();
+    const auto* images = vision::image_input(*loaded);
     // The GPU programs read text only: a checkpoint with a vision encoder says so.
-    model->summary.vision_needs_cpu = vision::image_input(*loaded) == nullptr && config.vision().has_value();
-    if (const auto* images = vision::image_input(*loaded)) {
+    model->summary.vision_needs_cpu = images == nullptr && config.vision().has_value();
+    if (images != nullptr) {
       const vision::ImageTokenIds& t = images->image_tokens();
       for (const std::int32_t id : {t.begin, t.image, t.end})
         if (id >= 0) model->summary.image_placeholder_ids.push_back(id);

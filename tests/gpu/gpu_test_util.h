@@ -9,14 +9,19 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
 
 #include "backend/cpu/cpu_ops.h"
+#include "core/thread_pool.h"
 #include "formats/float_formats.h"
+#include "models/loaded_model.h"
 
 namespace day0::gpu_test {
 
@@ -114,6 +119,22 @@ inline double rel_l2(const float* a, const float* b, std::size_t n) {
 }
 inline double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() != b.size() ? INFINITY : rel_l2(a.data(), b.data(), a.size());
+}
+
+// A fixture checkpoint of tests/data/models.
+inline std::filesystem::path model_dir(const char* name) {
+  return std::filesystem::path(DAY0_TEST_DATA_DIR) / "models" / name;
+}
+
+// The model in `dir` loaded on `device` ("cpu", "cuda"), or null with the reason logged.
+inline std::unique_ptr<models::LoadedModel> load_on(const std::filesystem::path& dir, ThreadPool& pool,
+                                                    const std::string& device, bool bf16_workspace = false) {
+  models::LoadOptions options;
+  options.device = device;
+  options.bf16_workspace = bf16_workspace;
+  auto m = models::load_model(dir, pool, options);
+  if (!m) qWarning("%s", m.status().message().c_str());
+  return m ? std::move(*m) : nullptr;
 }
 
 // Views of host vectors as the CPU operators' matrices.

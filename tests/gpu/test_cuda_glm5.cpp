@@ -23,19 +23,6 @@ using namespace day0::gpu_test;
 
 namespace {
 
-std::filesystem::path model_dir(const char* name) {
-  return std::filesystem::path(DAY0_TEST_DATA_DIR) / "models" / name;
-}
-
-std::unique_ptr<models::LoadedModel> load(const std::filesystem::path& dir, ThreadPool& pool,
-                                          const std::string& device) {
-  models::LoadOptions options;
-  options.device = device;
-  auto m = models::load_model(dir, pool, options);
-  if (!m) qWarning("%s", m.status().message().c_str());
-  return m ? std::move(*m) : nullptr;
-}
-
 std::int64_t arg_max(const float* row, std::int64_t n) { return std::max_element(row, row + n) - row; }
 
 // Rows whose arg max differs, and how many of those are near-ties: the CPU's margin between the
@@ -81,8 +68,8 @@ class TestCudaGlm5 : public QObject {
     QFETCH(QString, model);
     ThreadPool pool(2);
     const auto dir = model_dir(model.toUtf8().constData());
-    auto cpu = load(dir, pool, "cpu");
-    auto gpu = load(dir, pool, "cuda");
+    auto cpu = load_on(dir, pool, "cpu");
+    auto gpu = load_on(dir, pool, "cuda");
     QVERIFY(cpu && gpu);
     QCOMPARE(QString::fromStdString(gpu->device_name()), QString("cuda:0"));
     const std::int64_t V = cpu->vocab_size(), T = 48;

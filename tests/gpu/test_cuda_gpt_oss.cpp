@@ -31,20 +31,6 @@ using namespace day0::gpu_test;
 
 namespace {
 
-std::filesystem::path model_dir(const char* name) {
-  return std::filesystem::path(DAY0_TEST_DATA_DIR) / "models" / name;
-}
-
-std::unique_ptr<models::LoadedModel> load(const std::filesystem::path& dir, ThreadPool& pool, const std::string& device,
-                                          bool bf16_workspace = false) {
-  models::LoadOptions options;
-  options.device = device;
-  options.bf16_workspace = bf16_workspace;
-  auto m = models::load_model(dir, pool, options);
-  if (!m) qWarning("%s", m.status().message().c_str());
-  return m ? std::move(*m) : nullptr;
-}
-
 std::uint64_t memory(const models::LoadedModel& m, const std::string& category) {
   for (const auto& [name, bytes] : m.memory_report())
     if (name == category) return bytes;
@@ -94,8 +80,8 @@ class TestCudaGptOss : public QObject {
     QFETCH(bool, bf16_workspace);
     ThreadPool pool(2);
     const auto dir = model_dir(model.toUtf8().constData());
-    auto cpu = load(dir, pool, "cpu");
-    auto gpu = load(dir, pool, "cuda", bf16_workspace);
+    auto cpu = load_on(dir, pool, "cpu");
+    auto gpu = load_on(dir, pool, "cuda", bf16_workspace);
     QVERIFY(cpu && gpu);
     QCOMPARE(QString::fromStdString(gpu->device_name()), QString("cuda:0"));
     QVERIFY(memory(*gpu, "fp8_workspace") > 0);
@@ -274,7 +260,7 @@ class TestCudaGptOss : public QObject {
   // truncates, alternates sessions, or drops a session whose next step is queued.
   void greedy_decode_runs_ahead() {
     ThreadPool pool(1);
-    auto gpu = load(model_dir("tiny-gpt-oss"), pool, "cuda");
+    auto gpu = load_on(model_dir("tiny-gpt-oss"), pool, "cuda");
     QVERIFY(gpu);
     const std::int64_t V = gpu->vocab_size();
     std::vector<float> logits(static_cast<std::size_t>(V));
@@ -358,7 +344,7 @@ class TestCudaGptOss : public QObject {
   // fed); the same seed and prompt give the same tokens, another seed others; top-k 1 is greedy.
   void sampled_decode_runs_ahead() {
     ThreadPool pool(1);
-    auto gpu = load(model_dir("tiny-gpt-oss"), pool, "cuda");
+    auto gpu = load_on(model_dir("tiny-gpt-oss"), pool, "cuda");
     QVERIFY(gpu);
     const std::int64_t V = gpu->vocab_size();
     const std::vector<std::int32_t> prompt{3, 17, 5, 99, 42, 8, 64, 11};
@@ -418,7 +404,7 @@ class TestCudaGptOss : public QObject {
     QCOMPARE(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
     auto footprint = cuda::gpt_oss_device_footprint(*config, prop.major * 10 + prop.minor >= 89);
     QVERIFY(footprint.is_ok());
-    auto gpu = load(dir, pool, "cuda");
+    auto gpu = load_on(dir, pool, "cuda");
     QVERIFY(gpu);
     QCOMPARE(memory(*gpu, "weights") + memory(*gpu, "expert_cache"), footprint->weights);
     QCOMPARE(memory(*gpu, "activations") + memory(*gpu, "fp8_workspace"), footprint->workspace);
@@ -441,7 +427,7 @@ class TestCudaGptOss : public QObject {
 
   void rejects_bad_tokens() {
     ThreadPool pool(1);
-    auto gpu = load(model_dir("tiny-gpt-oss"), pool, "cuda");
+    auto gpu = load_on(model_dir("tiny-gpt-oss"), pool, "cuda");
     QVERIFY(gpu);
     auto s = gpu->new_state();
     std::vector<float> logits(gpu->vocab_size());
@@ -468,7 +454,7 @@ class TestCudaGptOss : public QObject {
       std::filesystem::create_directories(dir);
       std::ofstream(base / "config.json") << config.dump();
       QVERIFY(write_random_checkpoint(base / "config.json", dir).is_ok());
-      auto gpu = load(dir, pool, "cuda");
+      auto gpu = load_on(dir, pool, "cuda");
       QVERIFY(gpu);
       workspace.push_back(memory(*gpu, "fp8_workspace"));
       std::vector<float> logits(gpu->vocab_size());

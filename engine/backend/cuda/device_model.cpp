@@ -280,6 +280,23 @@ Status DeviceModel::run(models::SessionState& base, std::span<const std::int32_t
   return Status::ok();
 }
 
+Status DeviceModel::trace_copy(models::ForwardTrace* trace, const std::string& name, const void* device, std::size_t n,
+                               bool ints) {
+  std::vector<float> host(n);
+  cudaStream_t s = stream_.get();
+  if (ints) {
+    std::vector<std::int32_t> ids(n);
+    DAY0_K(cudaMemcpyAsync(ids.data(), device, n * 4, cudaMemcpyDeviceToHost, s), "copying " + name);
+    DAY0_K(cudaStreamSynchronize(s), "copying " + name);
+    for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<float>(ids[i]);
+  } else {
+    DAY0_K(cudaMemcpyAsync(host.data(), device, n * 4, cudaMemcpyDeviceToHost, s), "copying " + name);
+    DAY0_K(cudaStreamSynchronize(s), "copying " + name);
+  }
+  trace->append(name, host.data(), n);
+  return Status::ok();
+}
+
 // logits for normed rows first_row .. first_row + rows of the last pass, into `out`.
 Status DeviceModel::logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out) {
   cudaStream_t s = stream_.get();

@@ -95,6 +95,10 @@ class DeviceModel : public models::LoadedModel {
     return Status::ok();
   }
 
+  // Appends `n` values at `device` (fp32, or int32 with ints) to trace->tensors[name], waiting
+  // for the stream: for traced prefill passes only.
+  Status trace_copy(models::ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
+
   // ---- The program ------------------------------------------------------------------------
   // One prefill pass of T <= chunk tokens at positions pos..: the tokens are in tokens_dev_ and
   // pos, pos + T in pos_dev_. Leaves what pass_logits() reads.
@@ -150,8 +154,8 @@ class DeviceModel : public models::LoadedModel {
   unsigned pick_mode_ = 0;
   PinnedBuffer host_sampler_;  // staging for the sampler's config and seen-token mask
   PinnedBuffer host_tokens_, host_pos_, host_pick_, host_logits_;
-  std::int32_t last_pick_ = -1;  // what the last forward_pick() picked
-  RunAhead ahead_;               // the decode step queued ahead, and the pick in the token slot
+  std::int32_t last_pick_ = -1;     // what the last forward_pick() picked
+  RunAhead ahead_;                  // the decode step queued ahead, and the pick in the token slot
   std::array<Event, 2> step_done_;  // per slot: that step's pick is in host_pick_[slot]
   // pos_dev_[0] once everything queued so far has run (a decode step advances it), -1 if unknown.
   std::int64_t device_pos_ = -1;

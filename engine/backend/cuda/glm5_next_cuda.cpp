@@ -166,7 +166,6 @@ class Glm5Cuda final : public DeviceModel {
   Status kda_layer(Glm5Session& st, const LayerDev& L, std::int64_t T);
   Status mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace);
   Status mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace);
-  Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
 
   Shape s_;
   bool dense_ = false;  // DAY0_GLM_DENSE_ATTENTION=1: MLA attends every position (the indexer still runs)
@@ -561,22 +560,6 @@ Status Glm5Cuda::layers(Glm5Session& st, std::int64_t T, ForwardTrace* trace) {
   DAY0_K(k::rms_norm(x_.as<float>(), T, H, final_norm_.as<std::uint16_t>(), eps, nullptr, hf_.as<float>(), s),
          "final norm");
   if (trace != nullptr) DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden.final_norm", hf_.get(), T * H, false));
-  return Status::ok();
-}
-
-Status Glm5Cuda::trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n,
-                            bool ints) {
-  std::vector<float> host(n);
-  if (ints) {
-    std::vector<std::int32_t> tmp(n);
-    DAY0_K(cudaMemcpyAsync(tmp.data(), device, n * 4, cudaMemcpyDeviceToHost, stream_.get()), "copying " + name);
-    DAY0_K(cudaStreamSynchronize(stream_.get()), "copying " + name);
-    for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<float>(tmp[i]);
-  } else {
-    DAY0_K(cudaMemcpyAsync(host.data(), device, n * 4, cudaMemcpyDeviceToHost, stream_.get()), "copying " + name);
-    DAY0_K(cudaStreamSynchronize(stream_.get()), "copying " + name);
-  }
-  trace->append(name, host.data(), n);
   return Status::ok();
 }
 

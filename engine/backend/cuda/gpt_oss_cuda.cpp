@@ -162,14 +162,6 @@ class GptOssCuda final : public DeviceModel {
   Status pass_logits(std::int64_t first_row, std::int64_t rows) override;
 
  private:
-  Status upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
-                const std::string& what);
-  Status upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
-                     const std::string& what);
-  Status upload_f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
-                    const std::string& what);
-  Status upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks, DeviceBuffer* scales,
-                      const std::string& what);
   // One prefill pass of T <= chunk tokens; leaves the final-normed rows in hb_ and hf_.
   Status prefill_chunk(GptOssSession& st, std::int64_t T, std::int64_t pos0, ForwardTrace* trace);
   // Layer l's RoPE (T tokens from the fused q/k/v rows into q_ and the session's cache) and
@@ -177,7 +169,6 @@ class GptOssCuda final : public DeviceModel {
   k::RopeQkvArgs rope_args(const GptOssSession& st, std::int64_t l, std::int64_t T) const;
   k::AttentionArgs attention_args(const GptOssSession& st, std::int64_t l) const;
   Status record_decode(GptOssSession& st);
-  Status trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
 
   Shape s_;
   blocks::Rope rope_;
@@ -196,28 +187,7 @@ class GptOssCuda final : public DeviceModel {
   DeviceBuffer xq_decode_, xscale_decode_, actq_decode_, acts_decode_;  // split int8 decode MoE inputs
   DeviceBuffer workspace_, workspace_exp_;
   std::int64_t max_slots_ = 0, max_tiles_ = 0;
-  std::vector<float> trace_scratch_;
 };
-
-Status GptOssCuda::upload(const void* host, std::size_t bytes, DeviceBuffer* out, MemoryCategory category,
-                          const std::string& what) {
-  return WeightPlacer(*uploader_, ledger_.get()).raw(host, bytes, out, category, what);
-}
-
-Status GptOssCuda::upload_bf16(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
-                               const std::string& what) {
-  return WeightPlacer(*uploader_, ledger_.get()).bf16(parts, out, category, what);
-}
-
-Status GptOssCuda::upload_f32(const std::vector<cpu::Matrix>& parts, DeviceBuffer* out, MemoryCategory category,
-                              const std::string& what) {
-  return WeightPlacer(*uploader_, ledger_.get()).f32(parts, out, category, what);
-}
-
-Status GptOssCuda::upload_mxfp4(const std::vector<cpu::Mxfp4Matrix>& experts, DeviceBuffer* blocks,
-                                DeviceBuffer* scales, const std::string& what) {
-  return WeightPlacer(*uploader_, ledger_.get()).mxfp4(experts, blocks, scales, what);
-}
 
 Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint) {
 #ifdef DAY0_DECODE_TRACE
@@ -235,29 +205,30 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
   // Every upload below only queues its copies (the checkpoint stays mapped through init()); they
   // run on several threads through pinned buffers once every tensor is placed.
   uploader_ = std::make_unique<WeightUploader>(device_);
+  WeightPlacer put(*uploader_, ledger_.get());
   const auto W = MemoryCategory::weights;
-  DAY0_RETURN_IF_ERROR(upload_bf16({w.embed}, &embed_, W, "the embedding"));
-  if (!s_.tied) DAY0_RETURN_IF_ERROR(upload_bf16({w.lm_head}, &lm_head_, W, "lm_head"));
-  DAY0_RETURN_IF_ERROR(upload_bf16({w.final_norm}, &final_norm_, W, "model.norm"));
-  DAY0_RETURN_IF_ERROR(upload(rope_.inv_freq.data(), rope_.inv_freq.size() * sizeof(float), &inv_freq_, W, "RoPE"));
+  DAY0_RETURN_IF_ERROR(put.bf16({w.embed}, &embed_, W, "the embedding"));
+  if (!s_.tied) DAY0_RETURN_IF_ERROR(put.bf16({w.lm_head}, &lm_head_, W, "lm_head"));
+  DAY0_RETURN_IF_ERROR(put.bf16({w.final_norm}, &final_norm_, W, "model.norm"));
+  DAY0_RETURN_IF_ERROR(put.raw(rope_.inv_freq.data(), rope_.inv_freq.size() * sizeof(float), &inv_freq_, W, "RoPE"));
   for (std::int64_t l = 0; l < s_.layers; ++l) {
     const models::GptOssLayerWeights& src = w.layers[static_cast<std::size_t>(l)];
     const std::string p = "layer " + std::to_string(l) + " ";
     Layer L;
-    DAY0_RETURN_IF_ERROR(upload_bf16({src.input_norm}, &L.input_norm, W, p + "input norm"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({src.post_norm}, &L.post_norm, W, p + "post-attention norm"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({src.q, src.k, src.v}, &L.wqkv, W, p + "q/k/v projections"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({src.o}, &L.wo, W, p + "o projection"));
-    DAY0_RETURN_IF_ERROR(upload_bf16({src.router}, &L.router, W, p + "router"));
-    DAY0_RETURN_IF_ERROR(upload_f32({src.q_bias, src.k_bias, src.v_bias}, &L.bqkv, W, p + "q/k/v biases"));
-    DAY0_RETURN_IF_ERROR(upload_f32({src.o_bias}, &L.bo, W, p + "o projection bias"));
-    DAY0_RETURN_IF_ERROR(upload_f32({src.sinks}, &L.sinks, W, p + "attention sinks"));
-    DAY0_RETURN_IF_ERROR(upload_f32({src.router_bias}, &L.router_bias, W, p + "router bias"));
-    DAY0_RETURN_IF_ERROR(upload_mxfp4(src.gate_up, &L.gu_blocks, &L.gu_scales, p + "expert gate_up"));
-    DAY0_RETURN_IF_ERROR(upload_mxfp4(src.down, &L.dn_blocks, &L.dn_scales, p + "expert down"));
+    DAY0_RETURN_IF_ERROR(put.bf16({src.input_norm}, &L.input_norm, W, p + "input norm"));
+    DAY0_RETURN_IF_ERROR(put.bf16({src.post_norm}, &L.post_norm, W, p + "post-attention norm"));
+    DAY0_RETURN_IF_ERROR(put.bf16({src.q, src.k, src.v}, &L.wqkv, W, p + "q/k/v projections"));
+    DAY0_RETURN_IF_ERROR(put.bf16({src.o}, &L.wo, W, p + "o projection"));
+    DAY0_RETURN_IF_ERROR(put.bf16({src.router}, &L.router, W, p + "router"));
+    DAY0_RETURN_IF_ERROR(put.f32({src.q_bias, src.k_bias, src.v_bias}, &L.bqkv, W, p + "q/k/v biases"));
+    DAY0_RETURN_IF_ERROR(put.f32({src.o_bias}, &L.bo, W, p + "o projection bias"));
+    DAY0_RETURN_IF_ERROR(put.f32({src.sinks}, &L.sinks, W, p + "attention sinks"));
+    DAY0_RETURN_IF_ERROR(put.f32({src.router_bias}, &L.router_bias, W, p + "router bias"));
+    DAY0_RETURN_IF_ERROR(put.mxfp4(src.gate_up, &L.gu_blocks, &L.gu_scales, p + "expert gate_up"));
+    DAY0_RETURN_IF_ERROR(put.mxfp4(src.down, &L.dn_blocks, &L.dn_scales, p + "expert down"));
     DAY0_RETURN_IF_ERROR(
-        upload_f32(src.gate_up_bias, &L.gu_bias, MemoryCategory::expert_cache, p + "expert gate_up bias"));
-    DAY0_RETURN_IF_ERROR(upload_f32(src.down_bias, &L.dn_bias, MemoryCategory::expert_cache, p + "expert down bias"));
+        put.f32(src.gate_up_bias, &L.gu_bias, MemoryCategory::expert_cache, p + "expert gate_up bias"));
+    DAY0_RETURN_IF_ERROR(put.f32(src.down_bias, &L.dn_bias, MemoryCategory::expert_cache, p + "expert down bias"));
     layers_.push_back(std::move(L));
   }
   const std::int64_t E = s_.experts;
@@ -283,25 +254,6 @@ Status GptOssCuda::init(const std::shared_ptr<const io::Checkpoint>& checkpoint)
       "{:.2f} GB copied in {:.2f} s ({:.1f} GB/s), buffers {:.2f} s",
       device_, seconds(t_start, t_end), seconds(t_start, t_gpu), seconds(t_gpu, t_read), upload_gb,
       seconds(t_read, t_upload), upload_gb / std::max(1e-9, seconds(t_read, t_upload)), seconds(t_upload, t_end));
-  return Status::ok();
-}
-
-Status GptOssCuda::trace_copy(ForwardTrace* trace, const std::string& name, const void* device, std::size_t n,
-                              bool ints) {
-  trace_scratch_.resize(n);
-  if (ints) {
-    std::vector<std::int32_t> tmp(n);
-    DAY0_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(tmp.data(), device, n * 4, cudaMemcpyDeviceToHost, stream_.get()),
-                              "copying " + name);
-    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()), "copying " + name);
-    for (std::size_t i = 0; i < n; ++i) trace_scratch_[i] = static_cast<float>(tmp[i]);
-  } else {
-    DAY0_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(trace_scratch_.data(), device, n * 4, cudaMemcpyDeviceToHost, stream_.get()),
-        "copying " + name);
-    DAY0_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()), "copying " + name);
-  }
-  trace->append(name, trace_scratch_.data(), n);
   return Status::ok();
 }
 
