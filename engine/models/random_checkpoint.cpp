@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/thread_pool.h"
 #include "day0/model_tools.h"
 #include "formats/float_formats.h"
 #include "io/model_config.h"
@@ -13,6 +14,14 @@
 
 namespace day0 {
 namespace {
+
+// splitmix64: seeds a piece's generator from (checkpoint seed, tensor, piece).
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
 
 struct Rng {
   std::uint64_t s;
@@ -36,8 +45,33 @@ std::uint64_t tensor_bytes(const models::ExpectedTensor& t) {
   return n;
 }
 
+// Every 64 KiB piece of a tensor has its own generator, seeded from the checkpoint's seed, the
+// tensor's index and the piece's index, so the pieces fill in parallel and the bytes do not
+// depend on the number of threads.
+constexpr std::size_t kPieceBytes = 64 << 10;
+
+void fill_piece(const models::ExpectedTensor& t, std::uint8_t* out, std::size_t n, std::uint64_t seed, float sd,
+                bool is_norm, std::uint8_t scale_byte) {
+  Rng rng{mix(seed) | 1};
+  if (t.dtype == DType::bf16) {
+    for (std::size_t i = 0; i + 1 < n; i += 2) {
+      const float v = is_norm ? 1.0f + 0.1f * rng.normal() : sd * rng.normal();
+      const std::uint16_t b = formats::f32_to_bf16(v);
+      out[i] = static_cast<std::uint8_t>(b & 0xff);
+      out[i + 1] = static_cast<std::uint8_t>(b >> 8);
+    }
+  } else if (t.name.ends_with("_scales")) {
+    std::fill_n(out, n, scale_byte);
+  } else {
+    for (std::size_t i = 0; i < n; i += 8) {
+      const std::uint64_t r = rng.next();
+      std::memcpy(out + i, &r, std::min<std::size_t>(8, n - i));
+    }
+  }
+}
+
 // Fills a tensor's bytes in chunks so multi-gigabyte tensors never sit in memory whole.
-Status write_tensor(std::ofstream& out, const models::ExpectedTensor& t, Rng& rng) {
+Status write_tensor(std::ofstream& out, const models::ExpectedTensor& t, std::uint64_t tensor_seed, ThreadPool& pool) {
   const std::uint64_t total = tensor_bytes(t);
   const bool is_norm = t.name.find("norm") != std::string::npos && t.shape.size() == 1;
   const bool is_bias = t.name.ends_with("bias") || t.name.ends_with("sinks");
@@ -49,21 +83,14 @@ Status write_tensor(std::ofstream& out, const models::ExpectedTensor& t, Rng& rn
   std::vector<std::uint8_t> chunk(std::min<std::uint64_t>(total, 16ull << 20));
   for (std::uint64_t done = 0; done < total;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), total - done));
-    if (t.dtype == DType::bf16) {
-      for (std::size_t i = 0; i + 1 < n; i += 2) {
-        const float v = is_norm ? 1.0f + 0.1f * rng.normal() : sd * rng.normal();
-        const std::uint16_t b = formats::f32_to_bf16(v);
-        chunk[i] = static_cast<std::uint8_t>(b & 0xff);
-        chunk[i + 1] = static_cast<std::uint8_t>(b >> 8);
+    const std::size_t pieces = (n + kPieceBytes - 1) / kPieceBytes;
+    pool.parallel_for(pieces, 1, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t p = begin; p < end; ++p) {
+        const std::size_t at = p * kPieceBytes;
+        fill_piece(t, chunk.data() + at, std::min(kPieceBytes, n - at), tensor_seed + done / kPieceBytes + p, sd,
+                   is_norm, scale_byte);
       }
-    } else if (t.name.ends_with("_scales")) {
-      std::fill_n(chunk.begin(), n, scale_byte);
-    } else {
-      for (std::size_t i = 0; i < n; i += 8) {
-        const std::uint64_t r = rng.next();
-        std::memcpy(chunk.data() + i, &r, std::min<std::size_t>(8, n - i));
-      }
-    }
+    });
     out.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(n));
     done += n;
   }
@@ -131,8 +158,8 @@ Status write_random_checkpoint(const std::filesystem::path& config_file, const s
     total += b;
   }
   nlohmann::json weight_map = nlohmann::json::object();
-  Rng rng{options.seed * 0x9E3779B97F4A7C15ull + 1};
-  std::uint64_t written = 0;
+  ThreadPool pool;
+  std::uint64_t written = 0, tensor_index = 0;
   for (std::size_t s = 0; s < shards.size(); ++s) {
     const std::string name = fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, shards.size());
     nlohmann::json header = nlohmann::json::object();
@@ -151,7 +178,9 @@ Status write_random_checkpoint(const std::filesystem::path& config_file, const s
     for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     for (const auto* t : shards[s]) {
-      DAY0_RETURN_IF_ERROR(write_tensor(out, *t, rng));
+      // Seeds: the checkpoint's seed and the tensor's index in the high bits, the piece below.
+      const std::uint64_t tensor_seed = mix(options.seed) ^ (++tensor_index << 40);
+      DAY0_RETURN_IF_ERROR(write_tensor(out, *t, tensor_seed, pool));
       written += tensor_bytes(*t);
       if (options.progress) options.progress(written, total);
     }
