@@ -11,14 +11,16 @@ namespace {
 
 int run_make_model(const std::vector<std::string>& argv) {
   std::string problem;
-  const auto args = Args::parse(argv, {"help", "random"}, {"config", "out", "seed", "layers"}, &problem);
+  const auto args = Args::parse(argv, {"help", "random", "mxfp4-experts"}, {"config", "out", "seed", "layers"}, &problem);
   if (!args || args->flag("help") || !args->option("config") || !args->option("out") || !args->flag("random")) {
     if (!problem.empty()) std::fprintf(stderr, "day0-cli make-model: %s\n", problem.c_str());
     std::fprintf(args && args->flag("help") ? stdout : stderr,
                  "usage: day0-cli make-model --config CONFIG.json --random --out DIR [--seed S] [--layers N]\n"
+                 "                          [--mxfp4-experts]\n"
                  "  Writes a checkpoint with random weights and the exact tensor shapes of the configuration\n"
                  "  (e.g. gpt-oss-20b), in the family's released layout, for benchmarks. --layers N keeps the\n"
-                 "  first N decoder layers (the per-layer schedules cut to match).\n");
+                 "  first N decoder layers (the per-layer schedules cut to match). --mxfp4-experts stores\n"
+                 "  the routed experts as MXFP4 (as a quantized release would) where the config lists bf16.\n");
     return args && args->flag("help") ? 0 : 2;
   }
   RandomCheckpointOptions options;
@@ -38,6 +40,7 @@ int run_make_model(const std::vector<std::string>& argv) {
     }
     options.layers = *v;
   }
+  options.mxfp4_experts = args->flag("mxfp4-experts");
   int last_percent = -1;
   options.progress = [&](std::uint64_t done, std::uint64_t total) {
     const int percent = total ? static_cast<int>(100 * done / total) : 100;

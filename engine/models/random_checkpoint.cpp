@@ -102,10 +102,11 @@ Status write_tensor(std::ofstream& out, const models::ExpectedTensor& t, std::ui
 
 namespace {
 
-// config.json with only the first `layers` decoder layers: num_hidden_layers and every per-layer
-// list of the text config (layer_types, mlp_layer_types, indexer_types, ...) cut to that length.
-Result<std::filesystem::path> write_layer_subset(const std::filesystem::path& source, const std::filesystem::path& out,
-                                                 std::int64_t layers) {
+// The config.json written beside the shards when it differs from the source: with only the
+// first `layers` decoder layers (num_hidden_layers and every per-layer list of the text config,
+// layer_types, mlp_layer_types, indexer_types, ..., cut to that length), and with MXFP4 experts.
+Result<std::filesystem::path> write_config_variant(const std::filesystem::path& source, const std::filesystem::path& out,
+                                                   const RandomCheckpointOptions& options) {
   nlohmann::json root;
   try {
     std::ifstream in(source);
@@ -113,16 +114,28 @@ Result<std::filesystem::path> write_layer_subset(const std::filesystem::path& so
   } catch (const std::exception& e) {
     return error(ErrorCode::corrupt_data, source.string() + ": " + e.what());
   }
+  if (!root.is_object()) return error(ErrorCode::corrupt_data, source.string() + ": not a JSON object");
   nlohmann::json& text = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
-  const auto total = text.value("num_hidden_layers", std::int64_t{0});
-  if (total <= 0) return error(ErrorCode::corrupt_data, source.string() + ": no num_hidden_layers");
-  if (layers > total)
-    return error(ErrorCode::invalid_argument,
-                 fmt::format("--layers {}: the configuration has {} layers", layers, total));
-  text["num_hidden_layers"] = layers;
-  for (auto& [key, value] : text.items())
-    if (value.is_array() && static_cast<std::int64_t>(value.size()) == total)
-      value.erase(value.begin() + layers, value.end());
+  if (options.layers > 0) {
+    const auto total = text.value("num_hidden_layers", std::int64_t{0});
+    if (total <= 0) return error(ErrorCode::corrupt_data, source.string() + ": no num_hidden_layers");
+    if (options.layers > total)
+      return error(ErrorCode::invalid_argument,
+                   fmt::format("--layers {}: the configuration has {} layers", options.layers, total));
+    text["num_hidden_layers"] = options.layers;
+    for (auto& [key, value] : text.items())
+      if (value.is_array() && static_cast<std::int64_t>(value.size()) == total)
+        value.erase(value.begin() + options.layers, value.end());
+  }
+  if (options.mxfp4_experts) {
+    const auto q = root.find("quantization_config");
+    if (q == root.end()) {
+      root["quantization_config"] = {{"quant_method", "mxfp4"}};
+    } else if (!q->is_object() || q->value("quant_method", std::string()) != "mxfp4") {
+      return error(ErrorCode::invalid_argument,
+                   source.string() + ": --mxfp4-experts, but the configuration is already quantized otherwise");
+    }
+  }
   std::ofstream(out) << root.dump(2);
   return out;
 }
@@ -135,8 +148,8 @@ Status write_random_checkpoint(const std::filesystem::path& config_file, const s
   auto source = std::filesystem::is_directory(config_file, ec) ? config_file / "config.json" : config_file;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return error(ErrorCode::io_error, "cannot create " + out_dir.string() + ": " + ec.message());
-  if (options.layers > 0) {
-    DAY0_ASSIGN_OR_RETURN(source, write_layer_subset(source, out_dir / "config.json", options.layers));
+  if (options.layers > 0 || options.mxfp4_experts) {
+    DAY0_ASSIGN_OR_RETURN(source, write_config_variant(source, out_dir / "config.json", options));
   }
   DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(source));
   const models::Architecture* arch = models::find_architecture(config.model_type());

@@ -463,6 +463,48 @@ class TestCliEngine : public QObject {
         2);
   }
 
+  void makeModelWritesMxfp4Experts() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString config = kData + "/models/tiny-glm5-next/config.json";
+    const QString out = dir.path() + "/mx";
+    auto r = run_program(kCli, {"make-model", "--config", config, "--random", "--out", out, "--mxfp4-experts"},
+                         quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QFile f(out + "/config.json");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(root["quantization_config"].toObject()["quant_method"].toString(), QString("mxfp4"));
+    // The experts are stored as blocks and scales, and the model runs.
+    QFile index(out + "/model.safetensors.index.json");
+    QVERIFY(index.open(QIODevice::ReadOnly));
+    const QJsonObject map = QJsonDocument::fromJson(index.readAll()).object()["weight_map"].toObject();
+    int blocks = 0, bf16_experts = 0;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (it.key().contains(".mlp.experts.") && it.key().endsWith("_blocks")) ++blocks;
+      if (it.key().contains(".mlp.experts.") && it.key().endsWith("up_proj.weight")) ++bf16_experts;
+    }
+    QVERIFY(blocks > 0);
+    QCOMPARE(bf16_experts, 0);
+    r = run_program(kCli, {"generate", "--model", out, "--tokens", "1,2,3", "--max-new-tokens", "2", "--ids"},
+                    quiet_env());
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    // A configuration quantized some other way is refused with the reason.
+    QFile src(config);
+    QVERIFY(src.open(QIODevice::ReadOnly));
+    QJsonObject other = QJsonDocument::fromJson(src.readAll()).object();
+    other["quantization_config"] = QJsonObject{{"quant_method", "fp8"}};
+    QFile fp8(dir.path() + "/fp8.json");
+    QVERIFY(fp8.open(QIODevice::WriteOnly));
+    fp8.write(QJsonDocument(other).toJson());
+    fp8.close();
+    r = run_program(kCli, {"make-model", "--config", fp8.fileName(), "--random", "--out", dir.path() + "/no",
+                           "--mxfp4-experts"},
+                    quiet_env());
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("quantized otherwise"), qPrintable(r.err));
+  }
+
   void planSaysWhatLoadingDoes() {
     const QString model = kData + "/models/tiny-glm5-hc4-mxfp4";
     auto r = run_program(kCli, {"plan", model, "--json", "--no-measure", "--context", "4096"}, quiet_env());

@@ -76,8 +76,11 @@ class Glm5Cuda final : public DeviceModel {
  public:
   Glm5Cuda(Shape s, int device)
       : DeviceModel(device, s.c.vocab, s.c.max_positions, kGlm5PrefillChunk, "GLM-5.3-Flash"), s_(std::move(s)) {
-    const char* dense = std::getenv("DAY0_GLM_DENSE_ATTENTION");
-    dense_ = dense != nullptr && dense[0] == '1';
+    // DAY0_GLM_DENSE_ATTENTION=1: MLA attends every position (the indexer still runs), for
+    // comparison; =decode: only in decode steps (a long prompt prefills at the sparse speed).
+    const std::string dense = std::getenv("DAY0_GLM_DENSE_ATTENTION") ? std::getenv("DAY0_GLM_DENSE_ATTENTION") : "";
+    dense_decode_ = dense == "1" || dense == "decode";
+    dense_prefill_ = dense == "1";
   }
   ~Glm5Cuda() override { drain(); }
 
@@ -133,9 +136,13 @@ class Glm5Cuda final : public DeviceModel {
 
  protected:
   Status prefill_pass(DeviceSession& st, std::int64_t T, std::int64_t /*pos*/, ForwardTrace* trace) override {
+    pt_ = &prefill_timer_;
+    dense_ = dense_prefill_;
     return layers(static_cast<Glm5Session&>(st), T, trace);
   }
   Status record_step(DeviceSession& st) override {
+    pt_ = &decode_timer_;
+    dense_ = dense_decode_;
     DAY0_RETURN_IF_ERROR(layers(static_cast<Glm5Session&>(st), 1, nullptr));
     DAY0_K(k::gemv_bf16(head(), nullptr, hf_.as<float>(), 1, s_.c.vocab, s_.c.hidden, false, logits_.as<float>(),
                         stream_.get()),
@@ -167,8 +174,13 @@ class Glm5Cuda final : public DeviceModel {
   Status mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace);
   Status mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace);
 
+  // The phase timer of the pass being recorded (DAY0_CUDA_PROFILE): prefill's or decode's.
+  void mark(PhaseTimer::Phase phase) { pt_->mark(stream_.get(), phase); }
+
   Shape s_;
-  bool dense_ = false;  // DAY0_GLM_DENSE_ATTENTION=1: MLA attends every position (the indexer still runs)
+  PhaseTimer* pt_ = &prefill_timer_;
+  bool dense_prefill_ = false, dense_decode_ = false;
+  bool dense_ = false;  // the pass being recorded attends every position
   std::uint64_t decode_bytes_ = 0;
   std::unique_ptr<LtGemm> gemm_;
   DeviceBuffer embed_, lm_head_, final_norm_;
@@ -394,6 +406,7 @@ Status Glm5Cuda::kda_layer(Glm5Session& st, const LayerDev& L, std::int64_t T) {
     for (std::int64_t p = 0; p < 3; ++p)
       DAY0_RETURN_IF_ERROR(linear(L.wqkv, p * D, nullptr, h, T, D, H, qkv_.as<float>() + p * T * D, "KDA q/k/v"));
   }
+  mark(PhaseTimer::kda_proj);
   float* q = conv_.as<float>();
   float* kk = q + T * D;
   float* v = kk + T * D;
@@ -402,9 +415,11 @@ Status Glm5Cuda::kda_layer(Glm5Session& st, const LayerDev& L, std::int64_t T) {
                             history + p * (K - 1) * D, conv_.as<float>() + p * T * D, s),
            "KDA convolution");
   // Decay gates g = f_b(f_a(h)), beta = b(h); q, k normalised.
+  mark(PhaseTimer::kda);
   DAY0_RETURN_IF_ERROR(linear(L.f_a, 0, nullptr, h, T, d, H, low_.as<float>(), "KDA f_a"));
   DAY0_RETURN_IF_ERROR(linear(L.f_b, 0, nullptr, low_.as<float>(), T, D, d, g_.as<float>(), "KDA f_b"));
   DAY0_RETURN_IF_ERROR(linear(L.b_proj, 0, nullptr, h, T, heads, H, beta_.as<float>(), "KDA b"));
+  mark(PhaseTimer::kda_proj);
   const k::KdaGateParams gp{L.dt_bias.as<float>(), L.A_log.as<float>(), s_.has_lower_bound, s_.lower_bound, s_.l2_eps};
   DAY0_K(
       k::kda_prepare(q, kk, g_.as<float>(), beta_.as<float>(), T, static_cast<int>(heads), static_cast<int>(d), gp, s),
@@ -412,13 +427,18 @@ Status Glm5Cuda::kda_layer(Glm5Session& st, const LayerDev& L, std::int64_t T) {
   DAY0_K(k::kda_recurrent(q, kk, v, g_.as<float>(), beta_.as<float>(), T, static_cast<int>(heads), static_cast<int>(d),
                           state, core_.as<float>(), s),
          "KDA recurrence");
+  mark(PhaseTimer::kda);
   // Output gate, gated norm, o_proj.
   DAY0_RETURN_IF_ERROR(linear(L.g_a, 0, nullptr, h, T, d, H, low_.as<float>(), "KDA g_a"));
   DAY0_RETURN_IF_ERROR(linear(L.g_b, 0, nullptr, low_.as<float>(), T, D, d, gate_.as<float>(), "KDA g_b"));
+  mark(PhaseTimer::kda_proj);
   DAY0_K(k::kda_gated_norm(core_.as<float>(), gate_.as<float>(), L.o_norm.as<float>(), T, static_cast<int>(heads),
                            static_cast<int>(d), s_.kda_norm_eps, s),
          "KDA output norm");
-  return linear(L.o_proj, 0, nullptr, core_.as<float>(), T, H, D, y_.as<float>(), "KDA o_proj");
+  mark(PhaseTimer::kda);
+  DAY0_RETURN_IF_ERROR(linear(L.o_proj, 0, nullptr, core_.as<float>(), T, H, D, y_.as<float>(), "KDA o_proj"));
+  mark(PhaseTimer::o_proj);
+  return Status::ok();
 }
 
 Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace) {
@@ -437,6 +457,7 @@ Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, s
          "kv_a_layernorm");
   DAY0_K(k::store_rows_bf16(lat_.as<float>(), T, R, position(), st.capacity(), st.latent(L.slot), s),
          "caching the latent");
+  mark(PhaseTimer::mla_proj);
   const std::int64_t width = s_.width();
   if (L.indexer) {
     const std::int64_t id = c.index_dim, ih = c.index_heads;
@@ -456,6 +477,7 @@ Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, s
                              static_cast<int>(id), static_cast<int>(c.kpool), c.index_topk, position(), st.capacity(),
                              selection_.as<std::int32_t>(), width, st.select_scratch(), st.select_scratch_bytes(), s),
            "indexer selection");
+    mark(PhaseTimer::indexer);
   }
   // (A shared layer attends the selection the layer before it left in selection_.)
   if (trace != nullptr)
@@ -463,6 +485,7 @@ Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, s
                                     static_cast<std::size_t>(T * width), true));
   DAY0_RETURN_IF_ERROR(
       linear(L.q_b, 0, nullptr, qr_.as<float>(), T, c.heads * c.nope, c.q_lora, q_.as<float>(), "q_b_proj"));
+  mark(PhaseTimer::mla_proj);
   k::MlaAttendArgs a{};
   a.q = q_.as<float>();
   a.kv_b = L.kv_b.as<std::uint16_t>();
@@ -481,7 +504,11 @@ Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, s
   a.scratch = st.mla_scratch();
   a.scratch_floats = static_cast<std::int64_t>(st.mla_scratch_floats());
   DAY0_K(k::mla_attend(a, s), "MLA attention");
-  return linear(L.o, 0, &L.o_bias, heads_out_.as<float>(), T, H, c.heads * c.v_dim, y_.as<float>(), "o_proj");
+  mark(PhaseTimer::attention);
+  DAY0_RETURN_IF_ERROR(
+      linear(L.o, 0, &L.o_bias, heads_out_.as<float>(), T, H, c.heads * c.v_dim, y_.as<float>(), "o_proj"));
+  mark(PhaseTimer::o_proj);
+  return Status::ok();
 }
 
 Status Glm5Cuda::mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace) {
@@ -497,6 +524,7 @@ Status Glm5Cuda::mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardT
     DAY0_RETURN_IF_ERROR(linear(L.gate_up, 0, nullptr, h, T, 2 * I, H, gu_.as<float>(), "MLP gate/up"));
     DAY0_K(k::clamped_swiglu(gu_.as<float>(), T, I, limit, act_.as<float>(), s), "MLP activation");
     DAY0_RETURN_IF_ERROR(linear(L.down, 0, nullptr, act_.as<float>(), T, H, I, y_.as<float>(), "MLP down"));
+    mark(PhaseTimer::mlp);
   }
   if (!L.moe) return Status::ok();
   const int E = static_cast<int>(c.experts), K = static_cast<int>(c.top_k);
@@ -505,12 +533,14 @@ Status Glm5Cuda::mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardT
                                  static_cast<int>(c.topk_group), c.norm_topk_prob, static_cast<float>(c.routed_scaling),
                                  ids_.as<std::int32_t>(), wts_.as<float>(), s),
          "router top-k");
+  mark(PhaseTimer::router);
   if (trace != nullptr)
     DAY0_RETURN_IF_ERROR(
         trace_copy(trace, "router." + std::to_string(l) + ".topk", ids_.get(), static_cast<std::size_t>(T * K), true));
   DAY0_K(k::glm_moe_experts(L.experts, h, T, H, c.moe_inter, E, K, ids_.as<std::int32_t>(), wts_.as<float>(), limit,
                             dense_part, y_.as<float>(), moe_scratch_.get(), moe_scratch_bytes_, s),
          "experts");
+  mark(PhaseTimer::experts);
   return Status::ok();
 }
 
@@ -526,6 +556,7 @@ Status Glm5Cuda::layers(Glm5Session& st, std::int64_t T, ForwardTrace* trace) {
          "embedding");
   if (trace != nullptr) DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden.embed", x_.get(), T * H, false));
   DAY0_K(k::repeat_rows(x_.as<float>(), T, H, hc, streams, s), "hyper-connection streams");
+  mark(PhaseTimer::embed);
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const LayerDev& L = layers_[static_cast<std::size_t>(l)];
     const std::string tag = std::to_string(l);
@@ -534,8 +565,10 @@ Status Glm5Cuda::layers(Glm5Session& st, std::int64_t T, ForwardTrace* trace) {
                           L.attn_hc.scale.as<float>(), iters, eps, hc_eps, x_.as<float>(), post_.as<float>(),
                           comb_.as<float>(), s),
            "mHC collapse");
+    mark(PhaseTimer::mhc);
     DAY0_K(k::rms_norm(x_.as<float>(), T, H, L.input_norm.as<std::uint16_t>(), eps, nullptr, h_.as<float>(), s),
            "input norm");
+    mark(PhaseTimer::norm);
     if (L.kda) {
       DAY0_RETURN_IF_ERROR(kda_layer(st, L, T));
     } else {
@@ -543,15 +576,19 @@ Status Glm5Cuda::layers(Glm5Session& st, std::int64_t T, ForwardTrace* trace) {
     }
     if (trace != nullptr) DAY0_RETURN_IF_ERROR(trace_copy(trace, "attn." + tag + ".out", y_.get(), T * H, false));
     DAY0_K(k::hc_expand(y_.as<float>(), post_.as<float>(), comb_.as<float>(), T, hc, H, streams, s), "mHC expand");
+    mark(PhaseTimer::mhc);
     // MLP site.
     DAY0_K(k::hc_collapse(streams, T, hc, H, L.ffn_hc.fn.as<std::uint16_t>(), L.ffn_hc.base.as<float>(),
                           L.ffn_hc.scale.as<float>(), iters, eps, hc_eps, x_.as<float>(), post_.as<float>(),
                           comb_.as<float>(), s),
            "mHC collapse");
+    mark(PhaseTimer::mhc);
     DAY0_K(k::rms_norm(x_.as<float>(), T, H, L.post_norm.as<std::uint16_t>(), eps, nullptr, h_.as<float>(), s),
            "post-attention norm");
+    mark(PhaseTimer::norm);
     DAY0_RETURN_IF_ERROR(mlp(L, T, l, trace));
     DAY0_K(k::hc_expand(y_.as<float>(), post_.as<float>(), comb_.as<float>(), T, hc, H, streams, s), "mHC expand");
+    mark(PhaseTimer::mhc);
     if (trace != nullptr)
       DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden." + tag, streams, static_cast<std::size_t>(T * hc * H), false));
   }
@@ -559,6 +596,7 @@ Status Glm5Cuda::layers(Glm5Session& st, std::int64_t T, ForwardTrace* trace) {
   DAY0_K(k::hc_mean(streams, T, hc, H, x_.as<float>(), s), "stream mean");
   DAY0_K(k::rms_norm(x_.as<float>(), T, H, final_norm_.as<std::uint16_t>(), eps, nullptr, hf_.as<float>(), s),
          "final norm");
+  mark(PhaseTimer::norm);
   if (trace != nullptr) DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden.final_norm", hf_.get(), T * H, false));
   return Status::ok();
 }

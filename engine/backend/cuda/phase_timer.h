@@ -29,6 +29,13 @@ class PhaseTimer {
     decode_moe,
     lm_head,
     copy,
+    mhc,
+    kda_proj,
+    kda,
+    mla_proj,
+    indexer,
+    mlp,
+    experts,
     phases
   };
   PhaseTimer() : on_(std::getenv("DAY0_CUDA_PROFILE") != nullptr) {}
@@ -66,7 +73,9 @@ class PhaseTimer {
     flush();
     static const char* names[phases] = {"embed",   "norm",       "qkv",     "rope",    "attention",
                                         "o_proj",  "router",     "routes",  "convert", "expert_gemm",
-                                        "combine", "decode_moe", "lm_head", "copy"};
+                                        "combine", "decode_moe", "lm_head", "copy",        "mhc",
+                                        "kda_proj", "kda",        "mla_proj", "indexer",     "mlp",
+                                        "experts"};
     double sum = 0;
     for (double t : total_) sum += t;
     std::fprintf(stderr, "profile %s: %.1f ms:", what, sum);

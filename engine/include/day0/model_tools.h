@@ -18,6 +18,10 @@ struct RandomCheckpointOptions {
   // schedule cut to that length in the written config.json), for benchmarking a model whose
   // whole checkpoint would not fit the disk at its released per-layer shape.
   std::int64_t layers = 0;
+  // Experts stored as MXFP4 (quantization_config {"quant_method": "mxfp4"} added to the written
+  // config.json when it has none), for a family with an MXFP4 expert form whose released config
+  // lists bf16 experts (glm5_next: a quarter of the bytes).
+  bool mxfp4_experts = false;
   // Called with bytes written so far and the total.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
