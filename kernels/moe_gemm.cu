@@ -32,9 +32,14 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
+// kSplit: the activations come as hi + lo bf16 parts (x_lo); a separate instance, so the single-
+// part kernel keeps its shared memory and occupancy.
+template <bool kSplit>
 __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
   __shared__ alignas(16) uint16_t As[2][BM][kLds];
   __shared__ alignas(16) uint16_t Bs[2][BN][kLds];
+  // The activations' low parts, when given (x_lo): a second A tile that meets the same B tile.
+  __shared__ alignas(16) uint16_t As_lo[2][kSplit ? BM : 1][kLds];
   const int tile = blockIdx.x;
   if (tile >= *a.tile_count) return;
   const int slot = a.tile_slot[tile];
@@ -45,12 +50,15 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
   const int warp_m = warp >> 1, warp_n = warp & 1;
   const int64_t K = a.K;
   const bool fp8 = a.w_fp8 != nullptr;
+  constexpr bool split = kSplit;
 
-  uint4 a_reg[2];
+  uint4 a_reg[2], a_lo_reg[2];
   uint4 b_reg[4];
   int b_exponent = 0;
   const int n_load = n0 + tid;
-  const int64_t w_row = static_cast<int64_t>(slot) * a.N + n_load;
+  // gate_up_halves: column 2i is gate row i, column 2i + 1 is up row N/2 + i.
+  const int src_row = a.gate_up_halves ? ((n_load & 1) ? a.N / 2 + (n_load >> 1) : (n_load >> 1)) : n_load;
+  const int64_t w_row = static_cast<int64_t>(slot) * a.N + src_row;
 
   const auto load = [&](int k0) {
 #pragma unroll
@@ -58,6 +66,9 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
       const int c = tid + i * kThreads, row = c >> 2, kc = (c & 3) * 8;
       const int64_t r = row_begin + row;
       a_reg[i] = r < row_end ? *reinterpret_cast<const uint4*>(a.x + r * K + k0 + kc) : make_uint4(0, 0, 0, 0);
+      if constexpr (split)
+        a_lo_reg[i] =
+            r < row_end ? *reinterpret_cast<const uint4*>(a.x_lo + r * K + k0 + kc) : make_uint4(0, 0, 0, 0);
     }
     if (n_load < a.N) {
       if (fp8) {
@@ -81,6 +92,7 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
     for (int i = 0; i < 2; ++i) {
       const int c = tid + i * kThreads, row = c >> 2, kc = (c & 3) * 8;
       *reinterpret_cast<uint4*>(&As[buf][row][kc]) = a_reg[i];
+      if constexpr (split) *reinterpret_cast<uint4*>(&As_lo[buf][row][kc]) = a_lo_reg[i];
     }
     uint4* dst = reinterpret_cast<uint4*>(&Bs[buf][tid][0]);
     if (fp8 && n_load < a.N && b_exponent >= -120 && b_exponent <= 119) {
@@ -130,10 +142,12 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
     if (kt + 1 < k_tiles) load((kt + 1) * BK);
 #pragma unroll
     for (int ks = 0; ks < BK; ks += 16) {
-      uint32_t af[2][4];
+      uint32_t af[2][4], af_lo[2][4];
 #pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
+      for (int mi = 0; mi < 2; ++mi) {
         detail::ldsm_x4(af[mi], &As[buf][warp_m * 32 + mi * 16 + (lane & 15)][ks + (lane >> 4) * 8]);
+        if constexpr (split) detail::ldsm_x4(af_lo[mi], &As_lo[buf][warp_m * 32 + mi * 16 + (lane & 15)][ks + (lane >> 4) * 8]);
+      }
 #pragma unroll
       for (int nj = 0; nj < 4; ++nj) {
         uint32_t bf[4];
@@ -143,6 +157,10 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
         for (int mi = 0; mi < 2; ++mi) {
           detail::mma_bf16_16816(acc[mi][2 * nj], af[mi], bf[0], bf[1]);
           detail::mma_bf16_16816(acc[mi][2 * nj + 1], af[mi], bf[2], bf[3]);
+          if constexpr (split) {
+            detail::mma_bf16_16816(acc[mi][2 * nj], af_lo[mi], bf[0], bf[1]);
+            detail::mma_bf16_16816(acc[mi][2 * nj + 1], af_lo[mi], bf[2], bf[3]);
+          }
         }
       }
     }
@@ -150,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
     __syncthreads();
   }
 
-  const float* bias = a.bias + static_cast<int64_t>(a.active_experts[slot]) * a.N;
+  const float* bias = a.bias != nullptr ? a.bias + static_cast<int64_t>(a.active_experts[slot]) * a.N : nullptr;
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi) {
 #pragma unroll
@@ -162,13 +180,17 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
       for (int ni = 0; ni < 8; ++ni) {
         const int col = n0 + warp_n * 64 + ni * 8 + (lane & 3) * 2;
         if (col >= a.N) continue;
-        const float v0 = acc[mi][ni][2 * half] + bias[col];
-        const float v1 = acc[mi][ni][2 * half + 1] + bias[col + 1];
+        const float v0 = acc[mi][ni][2 * half] + (bias != nullptr ? bias[col] : 0.0f);
+        const float v1 = acc[mi][ni][2 * half + 1] + (bias != nullptr ? bias[col + 1] : 0.0f);
         if (a.epilogue == MoeEpilogue::swiglu) {
           const float gate = fminf(v0, a.swiglu_limit);
           const float up = fminf(fmaxf(v1, -a.swiglu_limit), a.swiglu_limit);
           const float glu = gate / (1.0f + expf(-gate * a.swiglu_alpha));
-          a.act_out[r * (a.N / 2) + col / 2] = detail::float_to_bf16_bits((up + 1.0f) * glu);
+          const float act = (up + a.swiglu_up_offset) * glu;
+          const uint16_t hi = detail::float_to_bf16_bits(act);
+          a.act_out[r * (a.N / 2) + col / 2] = hi;
+          if (a.act_lo_out != nullptr)
+            a.act_lo_out[r * (a.N / 2) + col / 2] = detail::float_to_bf16_bits(act - __uint_as_float(uint32_t{hi} << 16));
         } else {
           *reinterpret_cast<float2*>(a.y_out + r * a.N + col) = make_float2(v0 * w, v1 * w);
         }
@@ -181,10 +203,11 @@ __global__ void __launch_bounds__(kThreads) moe_gemm_kernel(MoeGemmArgs a) {
 
 cudaError_t moe_grouped_gemm(const MoeGemmArgs& a, cudaStream_t stream) {
   if (a.N <= 0 || a.K <= 0 || a.K % 32 != 0 || a.N % 2 != 0 || a.max_tiles <= 0 || a.x == nullptr ||
-      a.bias == nullptr || a.active_experts == nullptr || a.slot_offsets == nullptr || a.tile_slot == nullptr ||
+      a.active_experts == nullptr || a.slot_offsets == nullptr || a.tile_slot == nullptr ||
       a.tile_row == nullptr || a.tile_count == nullptr || !detail::aligned16(a.x))
     return cudaErrorInvalidValue;
   if ((a.w_fp8 == nullptr) == (a.w_bf16 == nullptr)) return cudaErrorInvalidValue;
+  if (a.x_lo != nullptr && !detail::aligned16(a.x_lo)) return cudaErrorInvalidValue;
   if (a.w_fp8 != nullptr && (a.w_exponent == nullptr || !detail::aligned16(a.w_fp8))) return cudaErrorInvalidValue;
   if (a.w_bf16 != nullptr && !detail::aligned16(a.w_bf16)) return cudaErrorInvalidValue;
   if (a.epilogue == MoeEpilogue::swiglu && a.act_out == nullptr) return cudaErrorInvalidValue;
@@ -193,7 +216,10 @@ cudaError_t moe_grouped_gemm(const MoeGemmArgs& a, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   if (a.max_tiles > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(a.max_tiles), static_cast<unsigned>((a.N + BN - 1) / BN));
-  moe_gemm_kernel<<<grid, kThreads, 0, stream>>>(a);
+  if (a.x_lo != nullptr)
+    moe_gemm_kernel<true><<<grid, kThreads, 0, stream>>>(a);
+  else
+    moe_gemm_kernel<false><<<grid, kThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

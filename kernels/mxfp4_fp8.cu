@@ -152,16 +152,19 @@ __global__ void __launch_bounds__(kThreads)
 // The routed experts of one MoE layer into the shared workspace: CTA row blockIdx.y is slot s;
 // slots at or past *active_count exit at once (the grid is sized for the most experts a layer
 // can route to; the count is known only on the device).
+// Expert e's blocks start at blocks + e * per_expert, or at blocks_of[e] when a table is given
+// (scales likewise).
 __global__ void __launch_bounds__(kThreads)
     mxfp4_experts_to_fp8_kernel(const uint4* __restrict__ blocks, const uint8_t* __restrict__ scales,
+                                const uint8_t* const* __restrict__ blocks_of, const uint8_t* const* __restrict__ scales_of,
                                 int64_t per_expert, const int32_t* __restrict__ active_experts,
                                 const int32_t* __restrict__ active_count, uint4* __restrict__ fp8_out,
                                 int16_t* __restrict__ block_exponent_out) {
   const int slot = static_cast<int>(blockIdx.y);
   if (slot >= *active_count) return;
   const int64_t e = active_experts[slot];
-  const uint4* src = blocks + e * per_expert;
-  const uint8_t* src_scales = scales + e * per_expert;
+  const uint4* src = blocks_of != nullptr ? reinterpret_cast<const uint4*>(blocks_of[e]) : blocks + e * per_expert;
+  const uint8_t* src_scales = scales_of != nullptr ? scales_of[e] : scales + e * per_expert;
   int16_t* exponents = block_exponent_out + slot * per_expert;
   convert_blocks<2>(src, per_expert, fp8_out + 2 * slot * per_expert, [&](int64_t b, const uint4& packed, uint4* out) {
     out[0] = make_uint4(e2m1x4_to_e4m3x4(packed.x), e2m1x4_to_e4m3x4(packed.x >> 16), e2m1x4_to_e4m3x4(packed.y),
@@ -250,8 +253,23 @@ cudaError_t mxfp4_experts_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scal
       !aligned_16(blocks) || !aligned_16(fp8_out))
     return cudaErrorInvalidValue;
   const dim3 grid(grid_size(blocks_per_expert), static_cast<unsigned>(max_slots));
-  mxfp4_experts_to_fp8_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(blocks), scales,
-                                                             blocks_per_expert, active_experts, active_count,
+  mxfp4_experts_to_fp8_kernel<<<grid, kThreads, 0, stream>>>(
+      reinterpret_cast<const uint4*>(blocks), scales, nullptr, nullptr, blocks_per_expert, active_experts, active_count,
+      reinterpret_cast<uint4*>(fp8_out), block_exponent_out);
+  return cudaGetLastError();
+}
+
+cudaError_t mxfp4_expert_table_to_fp8_e4m3(const uint8_t* const* blocks_of, const uint8_t* const* scales_of,
+                                           int64_t blocks_per_expert, const int32_t* active_experts,
+                                           const int32_t* active_count, int max_slots, uint8_t* fp8_out,
+                                           int16_t* block_exponent_out, cudaStream_t stream) {
+  if (blocks_per_expert <= 0 || max_slots <= 0 || max_slots > 65535 || blocks_of == nullptr || scales_of == nullptr ||
+      active_experts == nullptr || active_count == nullptr || fp8_out == nullptr || block_exponent_out == nullptr ||
+      !aligned_16(fp8_out))
+    return cudaErrorInvalidValue;
+  const dim3 grid(grid_size(blocks_per_expert), static_cast<unsigned>(max_slots));
+  mxfp4_experts_to_fp8_kernel<<<grid, kThreads, 0, stream>>>(nullptr, nullptr, blocks_of, scales_of, blocks_per_expert,
+                                                             active_experts, active_count,
                                                              reinterpret_cast<uint4*>(fp8_out), block_exponent_out);
   return cudaGetLastError();
 }

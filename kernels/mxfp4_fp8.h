@@ -46,6 +46,12 @@ cudaError_t mxfp4_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t 
 cudaError_t mxfp4_experts_to_fp8_e4m3(const uint8_t* blocks, const uint8_t* scales, int64_t blocks_per_expert,
                                       const int32_t* active_experts, const int32_t* active_count, int max_slots,
                                       uint8_t* fp8_out, int16_t* block_exponent_out, cudaStream_t stream);
+// The same through a table of per-expert device pointers (a cache slot may stand in for a resident
+// expert): expert e's blocks at blocks_of[e] (16-byte aligned), its scales at scales_of[e].
+cudaError_t mxfp4_expert_table_to_fp8_e4m3(const uint8_t* const* blocks_of, const uint8_t* const* scales_of,
+                                           int64_t blocks_per_expert, const int32_t* active_experts,
+                                           const int32_t* active_count, int max_slots, uint8_t* fp8_out,
+                                           int16_t* block_exponent_out, cudaStream_t stream);
 cudaError_t mxfp4_experts_to_bf16(const uint8_t* blocks, const uint8_t* scales, int64_t blocks_per_expert,
                                   const int32_t* active_experts, const int32_t* active_count, int max_slots,
                                   uint16_t* bf16_out, cudaStream_t stream);

@@ -59,17 +59,25 @@ class TestCudaGlm5 : public QObject {
  private slots:
   void aligns_with_cpu_data() {
     QTest::addColumn<QString>("model");
+    QTest::addColumn<QByteArray>("moe_gemm_tokens");  // DAY0_GLM_MOE_GEMM_TOKENS, or empty
     for (const char* m :
          {"tiny-glm5-next", "tiny-glm5-hc2-kpool16", "tiny-glm5-hc3", "tiny-glm5-hc4", "tiny-glm5-hc4-mxfp4"})
-      QTest::newRow(m) << QString(m);
+      QTest::newRow(m) << QString(m) << QByteArray();
+    // The prefill's MXFP4 experts on the tensor cores through the workspace (glm_moe_gemm.h),
+    // which the fixtures' 48-token prompts would otherwise not reach.
+    QTest::newRow("tiny-glm5-hc4-mxfp4, experts through the workspace")
+        << QString("tiny-glm5-hc4-mxfp4") << QByteArray("2");
   }
 
   void aligns_with_cpu() {
     QFETCH(QString, model);
+    QFETCH(QByteArray, moe_gemm_tokens);
     ThreadPool pool(2);
     const auto dir = model_dir(model.toUtf8().constData());
     auto cpu = load_on(dir, pool, "cpu");
+    if (!moe_gemm_tokens.isEmpty()) qputenv("DAY0_GLM_MOE_GEMM_TOKENS", moe_gemm_tokens);
     auto gpu = load_on(dir, pool, "cuda");
+    qunsetenv("DAY0_GLM_MOE_GEMM_TOKENS");
     QVERIFY(cpu && gpu);
     QCOMPARE(QString::fromStdString(gpu->device_name()), QString("cuda:0"));
     const std::int64_t V = cpu->vocab_size(), T = 48;

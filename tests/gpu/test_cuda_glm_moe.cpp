@@ -17,6 +17,7 @@
 #include "blocks/moe.h"
 #include "core/thread_pool.h"
 #include "glm_moe.h"
+#include "glm_moe_gemm.h"
 #include "gpu/gpu_test_util.h"
 #include "hyper_connection.h"
 
@@ -132,18 +133,23 @@ Router random_router(std::mt19937& rng, std::int64_t E, std::int64_t H) {
 // `base` (accumulate true). Fails the test on a CUDA error or an overwritten guard.
 std::vector<float> gpu_experts(const Experts& experts, const std::vector<float>& x, std::int64_t T, int K,
                                const std::vector<std::int32_t>& ids, const std::vector<float>& weights, float limit,
-                               const std::vector<float>* base) {
+                               const std::vector<float>* base, bool tensor_cores = false) {
   const std::int64_t H = experts.H, I = experts.I;
   const int E = static_cast<int>(experts.E);
   auto dx = to_device(x);
   auto di = to_device(ids);
   auto dw = to_device(weights);
   GuardedBuffer out = base != nullptr ? to_device(*base) : GuardedBuffer(static_cast<std::size_t>(T * H) * 4);
-  const std::size_t scratch_bytes = k::glm_moe_scratch_bytes(T, K, E, H, I);
+  const std::size_t scratch_bytes =
+      tensor_cores ? k::glm_moe_gemm_scratch_bytes(T, K, E, H, I) : k::glm_moe_scratch_bytes(T, K, E, H, I);
   GuardedBuffer scratch(scratch_bytes);
   const cudaError_t e =
-      k::glm_moe_experts(experts.table, dx.as<float>(), T, H, I, E, K, di.as<std::int32_t>(), dw.as<float>(), limit,
-                         base != nullptr, out.as<float>(), scratch.as<void>(), scratch_bytes, nullptr);
+      tensor_cores
+          ? k::glm_moe_experts_gemm(experts.table, dx.as<float>(), T, H, I, E, K, di.as<std::int32_t>(),
+                                    dw.as<float>(), limit, base != nullptr, out.as<float>(), scratch.as<void>(),
+                                    scratch_bytes, nullptr)
+          : k::glm_moe_experts(experts.table, dx.as<float>(), T, H, I, E, K, di.as<std::int32_t>(), dw.as<float>(),
+                               limit, base != nullptr, out.as<float>(), scratch.as<void>(), scratch_bytes, nullptr);
   auto got = to_host<float>(out, static_cast<std::size_t>(T * H));
   if (e != cudaSuccess || cudaGetLastError() != cudaSuccess || !out.guard_intact() || !scratch.guard_intact())
     got.assign(got.size(), NAN);
@@ -433,6 +439,76 @@ class TestCudaGlmMoe : public QObject {
         QVERIFY2(rel_l2(sum, want) <= 1e-4, qPrintable(tag + QString(" accumulated: %1").arg(rel_l2(sum, want))));
       }
     }
+  }
+
+  // The tensor-core prefill form (glm_moe_gemm.h) against blocks::moe_forward on MXFP4 experts:
+  // partial column tiles (I 160), several row tiles per expert (300 tokens over 16 experts), many
+  // experts with few pairs (64 experts, 40 tokens), two chunks (1,100 tokens), GLM-5.3-Flash's
+  // expert widths; accumulate onto a residual; bitwise repeatability.
+  void glm_moe_experts_gemm() {
+    ThreadPool pool(2);
+    struct Case {
+      int E, K;
+      std::int64_t H, I, T;
+    };
+    const Case cases[] = {{16, 4, 1056, 160, 300}, {64, 4, 1056, 160, 40}, {16, 4, 1056, 160, 1100},
+                          {8, 8, 4096, 2048, 64}, {16, 2, 64, 64, 1}};
+    const float limit = 7.0f;
+    for (const Case& c : cases) {
+      std::mt19937 rng(static_cast<unsigned>(7 * c.E + c.H + c.T));
+      const QString tag =
+          QString("gemm E %1 K %2 H %3 I %4 T %5").arg(c.E).arg(c.K).arg(c.H).arg(c.I).arg(c.T);
+      blocks::MoeConfig config;
+      config.hidden = c.H;
+      config.experts = c.E;
+      config.top_k = c.K;
+      config.inter = c.I;
+      config.shared_inter = 0;
+      config.n_group = c.E >= 16 ? 4 : 1;
+      config.topk_group = c.E >= 16 ? 2 : 1;
+      config.routed_scaling = 1.5f;
+      config.swiglu_limit = limit;
+      config.mxfp4 = true;
+      Experts experts = random_experts(rng, true, c.E, c.H, c.I);
+      const Router router = random_router(rng, c.E, c.H);
+      blocks::MoeLayer layer;
+      layer.router = bf16_matrix(router.weight, c.E, c.H);
+      layer.score_bias = f32_matrix(router.bias, 1, c.E);
+      experts.bind(layer);
+      const auto x = random_floats(rng, static_cast<std::size_t>(c.T * c.H));
+      std::vector<float> want(static_cast<std::size_t>(c.T * c.H));
+      std::vector<std::int32_t> ids;
+      std::vector<float> weights;
+      QVERIFY(blocks::moe_forward(pool, config, layer, x.data(), c.T, want.data(), &ids, &weights).is_ok());
+      experts.upload_all();
+      const auto got = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr, true);
+      const double err = rel_l2(got, want);
+      qInfo("%s: relative L2 %.2e", qPrintable(tag), err);
+      QVERIFY2(err <= 1e-4, qPrintable(tag + QString(": %1").arg(err)));
+      if (c.T == 300) {
+        const auto again = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr, true);
+        QVERIFY2(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0,
+                 qPrintable(tag + " is not repeatable"));
+        const auto residual = random_floats(rng, want.size());
+        auto sum = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, &residual, true);
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] -= residual[i];
+        QVERIFY2(rel_l2(sum, want) <= 1e-4, qPrintable(tag + QString(" accumulated: %1").arg(rel_l2(sum, want))));
+      }
+    }
+    // Refused: bf16 experts, widths not multiples of 32, too little scratch.
+    std::mt19937 rng(3);
+    const Experts bf = random_experts(rng, false, 4, 64, 64);
+    float* p = reinterpret_cast<float*>(256);
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(256);
+    QVERIFY(k::glm_moe_experts_gemm(bf.table, p, 1, 64, 64, 4, 2, ids, p, 7.0f, false, p, p, 1 << 30, nullptr) ==
+            cudaErrorInvalidValue);
+    QCOMPARE(k::glm_moe_gemm_scratch_bytes(1, 2, 4, 48, 64), std::size_t{0});
+    k::GlmExpertTable mx;
+    mx.mxfp4 = true;
+    mx.gate_up_blocks = mx.gate_up_scales = mx.down_blocks = mx.down_scales =
+        reinterpret_cast<const std::uint8_t* const*>(256);
+    QVERIFY(k::glm_moe_experts_gemm(mx, p, 1, 64, 64, 4, 2, ids, p, 7.0f, false, p, p, 256, nullptr) ==
+            cudaErrorInvalidValue);
   }
 
   // Arguments the launchers refuse, with nothing launched.

@@ -19,6 +19,7 @@
 #include "elementwise.h"
 #include "gemv_bf16.h"
 #include "glm_moe.h"
+#include "glm_moe_gemm.h"
 #include "hyper_connection.h"
 #include "kda.h"
 #include "mla_attention.h"
@@ -81,6 +82,11 @@ class Glm5Cuda final : public DeviceModel {
     const std::string dense = std::getenv("DAY0_GLM_DENSE_ATTENTION") ? std::getenv("DAY0_GLM_DENSE_ATTENTION") : "";
     dense_decode_ = dense == "1" || dense == "decode";
     dense_prefill_ = dense == "1";
+    // Passes of at least this many tokens run MXFP4 experts on the tensor cores through the
+    // workspace (glm_moe_gemm.h); fewer read them in place (glm_moe.h). DAY0_GLM_MOE_GEMM_TOKENS
+    // overrides (for tests and the crossover measurement; 0 turns the workspace path off).
+    if (const char* v = std::getenv("DAY0_GLM_MOE_GEMM_TOKENS"); v != nullptr && *v != '\0')
+      moe_gemm_tokens_ = std::max<std::int64_t>(std::atoll(v), 0);
   }
   ~Glm5Cuda() override { drain(); }
 
@@ -178,6 +184,7 @@ class Glm5Cuda final : public DeviceModel {
   void mark(PhaseTimer::Phase phase) { pt_->mark(stream_.get(), phase); }
 
   Shape s_;
+  std::int64_t moe_gemm_tokens_ = kGlm5MoeGemmTokens;
   PhaseTimer* pt_ = &prefill_timer_;
   bool dense_prefill_ = false, dense_decode_ = false;
   bool dense_ = false;  // the pass being recorded attends every position
@@ -193,6 +200,8 @@ class Glm5Cuda final : public DeviceModel {
   DeviceBuffer kraw_, graw_, iq_, iw_, selection_;            // indexer
   DeviceBuffer rlog_, ids_, wts_, gu_, act_, moe_scratch_;    // MoE / MLP
   std::size_t moe_scratch_bytes_ = 0;
+  DeviceBuffer moe_gemm_scratch_;  // MXFP4 prefill: routes, activations and the FP8 expert workspace
+  std::size_t moe_gemm_scratch_bytes_ = 0;
 };
 
 Status Glm5Cuda::place_layer(WeightPlacer& put, const models::Glm5Layer& src, LayerDev& L, const std::string& p) {
@@ -324,6 +333,12 @@ Status Glm5Cuda::init(const io::ModelConfig& config, const std::shared_ptr<const
                                                 s_.c.hidden, s_.c.moe_inter);
   DAY0_RETURN_IF_ERROR(alloc(std::max<std::size_t>(moe_scratch_bytes_, 16), &moe_scratch_, MemoryCategory::activations,
                              "expert scratch"));
+  if (s_.c.mxfp4 && s_.c.experts > 0 && moe_gemm_tokens_ > 0) {
+    moe_gemm_scratch_bytes_ = k::glm_moe_gemm_scratch_bytes(chunk_, static_cast<int>(s_.c.top_k),
+                                                            static_cast<int>(s_.c.experts), s_.c.hidden, s_.c.moe_inter);
+    DAY0_RETURN_IF_ERROR(alloc(std::max<std::size_t>(moe_gemm_scratch_bytes_, 256), &moe_gemm_scratch_,
+                               MemoryCategory::fp8_workspace, "the expert workspace"));
+  }
   DAY0_RETURN_IF_ERROR(allocate_step_buffers());
   decode_bytes_ = models::decode_weight_bytes(*checkpoint, s_.c.experts, s_.c.top_k, s_.c.tied);
   DAY0_LOG_INFO("GLM-5.3-Flash on cuda:{}: {:.2f} GB of weights, experts {:.2f} GiB, {}{}", device_, gb,
@@ -537,9 +552,16 @@ Status Glm5Cuda::mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardT
   if (trace != nullptr)
     DAY0_RETURN_IF_ERROR(
         trace_copy(trace, "router." + std::to_string(l) + ".topk", ids_.get(), static_cast<std::size_t>(T * K), true));
-  DAY0_K(k::glm_moe_experts(L.experts, h, T, H, c.moe_inter, E, K, ids_.as<std::int32_t>(), wts_.as<float>(), limit,
-                            dense_part, y_.as<float>(), moe_scratch_.get(), moe_scratch_bytes_, s),
-         "experts");
+  if (moe_gemm_scratch_.get() != nullptr && T >= moe_gemm_tokens_) {
+    DAY0_K(k::glm_moe_experts_gemm(L.experts, h, T, H, c.moe_inter, E, K, ids_.as<std::int32_t>(), wts_.as<float>(),
+                                   limit, dense_part, y_.as<float>(), moe_gemm_scratch_.get(), moe_gemm_scratch_bytes_,
+                                   s),
+           "experts");
+  } else {
+    DAY0_K(k::glm_moe_experts(L.experts, h, T, H, c.moe_inter, E, K, ids_.as<std::int32_t>(), wts_.as<float>(),
+                              limit, dense_part, y_.as<float>(), moe_scratch_.get(), moe_scratch_bytes_, s),
+           "experts");
+  }
   mark(PhaseTimer::experts);
   return Status::ok();
 }
@@ -621,6 +643,9 @@ Result<limits::DeviceFootprint> glm5_next_device_footprint(const io::ModelConfig
   f.workspace = DeviceModel::step_buffer_bytes(s.c.vocab, kGlm5PrefillChunk) + kLtGemmWorkspaceBytes +
                 kernels::glm_moe_scratch_bytes(kGlm5PrefillChunk, static_cast<int>(s.c.top_k),
                                                static_cast<int>(s.c.experts), s.c.hidden, s.c.moe_inter);
+  if (s.c.mxfp4 && s.c.experts > 0)
+    f.workspace += kernels::glm_moe_gemm_scratch_bytes(kGlm5PrefillChunk, static_cast<int>(s.c.top_k),
+                                                       static_cast<int>(s.c.experts), s.c.hidden, s.c.moe_inter);
   for (const auto& b : Glm5Cuda::buffers(s, kGlm5PrefillChunk)) f.workspace += b.bytes;
   const auto& c = s.c;
   const u per_position = static_cast<u>(s.mla_layers * c.kv_lora * 2) +

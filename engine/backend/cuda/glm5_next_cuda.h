@@ -22,6 +22,11 @@ namespace day0::cuda {
 
 // Tokens one prefill pass processes at once.
 inline constexpr std::int64_t kGlm5PrefillChunk = 1024;
+// Passes of at least this many tokens run MXFP4 experts through the FP8 workspace on the tensor
+// cores; fewer read them in place. Measured at the released shape (H200, 16 layers): a 512-token
+// pass takes the same time either way (209.6 / 204.7 ms), 1,024 tokens 1.75x faster through the
+// workspace; shorter passes lose (a fixed ~9.6 ms a layer to convert and read the routed experts).
+inline constexpr std::int64_t kGlm5MoeGemmTokens = 640;
 
 // What the GPU program holds for this config, for the memory plan made before loading and
 // shown by `inspect`.
