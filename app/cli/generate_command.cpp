@@ -78,11 +78,8 @@ int run_generate(const std::vector<std::string>& argv_in) {
       std::fprintf(stderr, "day0-cli generate: --stop is not available with --image\n");
       return 2;
     }
-    if (args->option("device") && *args->option("device") != "cpu") {
-      std::fprintf(stderr, "day0-cli generate: images run on the CPU; use --device cpu\n");
-      return 2;
-    }
     ImagePromptOptions options;
+    if (const auto d = args->option("device")) options.device = *d;
     if (const auto t = args->option("threads")) {
       const auto n = parse_integer(*t);
       if (!n || *n < 0 || *n > 4096) {

@@ -35,11 +35,8 @@ int run_logits(const std::vector<std::string>& argv_in) {
     return 2;
   }
   if (!images.empty()) {
-    if (args->option("device") && *args->option("device") != "cpu") {
-      std::fprintf(stderr, "day0-cli logits: images run on the CPU; use --device cpu\n");
-      return 2;
-    }
     ImagePromptOptions options;
+    if (const auto d = args->option("device")) options.device = *d;
     if (const auto t = args->option("threads")) {
       const auto n = parse_integer(*t);
       if (!n || *n < 0 || *n > 4096) {

@@ -180,7 +180,8 @@ class EngineImpl final : public Engine {
     model->summary.available_bytes = plan.available;
     model->summary.device = loaded->device_name();
     const auto* images = vision::image_input(*loaded);
-    // The GPU programs read text only: a checkpoint with a vision encoder says so.
+    // A program without image input (a GPU program that reads text only) on a checkpoint with a
+    // vision encoder says so, rather than "reads text only".
     model->summary.vision_needs_cpu = images == nullptr && config.vision().has_value();
     if (images != nullptr) {
       const vision::ImageTokenIds& t = images->image_tokens();

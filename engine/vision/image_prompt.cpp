@@ -25,7 +25,9 @@ Result<Prepared> prepare(const std::filesystem::path& dir, std::span<const std::
   if (tokens.empty()) return error(ErrorCode::invalid_argument, "the prompt has no tokens");
   Prepared p;
   p.pool = std::make_unique<ThreadPool>(static_cast<std::size_t>(std::max(options.threads, 0)));
-  DAY0_ASSIGN_OR_RETURN(p.model, models::load_model(dir, *p.pool));
+  models::LoadOptions load;
+  load.device = options.device;
+  DAY0_ASSIGN_OR_RETURN(p.model, models::load_model(dir, *p.pool, load));
   if (images.empty()) {
     // Each image token must have an image: without any, the prompt is checked as with images.
     auto* im = vision::image_input(*p.model);

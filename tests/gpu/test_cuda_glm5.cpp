@@ -5,7 +5,8 @@
 // logits agrees on >= 99% of positions or differs only on near-ties, KL reported), then decoding
 // token by token on the decode graph (the CPU's tokens fed to both), a rewind to the prompt's
 // last-but-one token (the KDA snapshot) giving the same logits again, and the device's greedy
-// pick equal to the arg max of its logits.
+// pick equal to the arg max of its logits. Image prompts (the vision tower on the CPU, its
+// features fed to the GPU layers as input embeddings) against transformers' logits and the CPU's.
 #include <QTest>
 
 #include <algorithm>
@@ -15,8 +16,11 @@
 
 #include "core/thread_pool.h"
 #include "day0/engine.h"
+#include "engine/models/glm5_test_util.h"
 #include "gpu/gpu_test_util.h"
+#include "io/image_decode.h"
 #include "models/loaded_model.h"
+#include "vision/image_input.h"
 
 using namespace day0;
 using namespace day0::gpu_test;
@@ -50,6 +54,78 @@ std::set<float> row_set(const std::vector<float>& v, std::size_t width, std::int
     if (x >= 0) out.insert(x);
   }
   return out;
+}
+
+// One prefill's per-layer traces, GPU against CPU. A token whose router or indexer choice differs
+// at layer l legitimately diverges from there on (and every later token from the next layer on,
+// through attention): layer outputs are compared over the tokens not yet diverged, and each must
+// be within 2e-2 relative L2 (failure says which is not).
+struct TraceComparison {
+  double worst = 0;
+  int pairs = 0, agree = 0;
+  std::string failure;
+};
+TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const models::ForwardTrace& gpu_trace,
+                               std::int64_t T, std::int64_t H) {
+  TraceComparison r;
+  std::int64_t layers = 0;
+  while (cpu_trace.tensors.count("hidden." + std::to_string(layers))) ++layers;
+  if (layers == 0) {
+    r.failure = "no layer traces";
+    return r;
+  }
+  std::vector<std::int64_t> diverged(static_cast<std::size_t>(T), layers);
+  const auto compare_sets = [&](const std::string& name, std::int64_t l) {
+    const auto cpu_it = cpu_trace.tensors.find(name), gpu_it = gpu_trace.tensors.find(name);
+    if (cpu_it == cpu_trace.tensors.end()) return;
+    if (gpu_it == gpu_trace.tensors.end()) {
+      r.failure = "the GPU did not trace " + name;
+      return;
+    }
+    const std::size_t cw = cpu_it->second.size() / static_cast<std::size_t>(T),
+                      gw = gpu_it->second.size() / static_cast<std::size_t>(T);
+    for (std::int64_t t = 0; t < T; ++t) {
+      if (diverged[static_cast<std::size_t>(t)] < l) continue;
+      ++r.pairs;
+      if (row_set(cpu_it->second, cw, t) == row_set(gpu_it->second, gw, t)) {
+        ++r.agree;
+        continue;
+      }
+      qInfo("  %s token %lld: the selection differs", name.c_str(), static_cast<long long>(t));
+      for (std::int64_t later = t; later < T; ++later)
+        diverged[static_cast<std::size_t>(later)] = std::min(diverged[static_cast<std::size_t>(later)], l);
+    }
+  };
+  for (std::int64_t l = 0; l < layers && r.failure.empty(); ++l) {
+    const std::string tag = std::to_string(l);
+    compare_sets("indexer." + tag + ".topk", l);
+    compare_sets("router." + tag + ".topk", l);
+    for (const std::string& name : {"attn." + tag + ".out", "hidden." + tag}) {
+      const auto want_it = cpu_trace.tensors.find(name), got_it = gpu_trace.tensors.find(name);
+      if (want_it == cpu_trace.tensors.end() || got_it == gpu_trace.tensors.end() ||
+          want_it->second.size() != got_it->second.size()) {
+        r.failure = name + ": missing or of another size";
+        return r;
+      }
+      const auto& want = want_it->second;
+      const auto& got = got_it->second;
+      const std::size_t row = want.size() / static_cast<std::size_t>(T);
+      std::vector<float> a, b;
+      for (std::int64_t t = 0; t < T; ++t) {
+        if (diverged[static_cast<std::size_t>(t)] <= l) continue;
+        a.insert(a.end(), got.begin() + t * row, got.begin() + (t + 1) * row);
+        b.insert(b.end(), want.begin() + t * row, want.begin() + (t + 1) * row);
+      }
+      if (a.empty()) continue;
+      const double err = rel_l2(a, b);
+      r.worst = std::max(r.worst, err);
+      if (err > 2e-2) r.failure = name + ": relative L2 " + std::to_string(err);
+    }
+  }
+  const auto fin = gpu_trace.tensors.find("hidden.final_norm");
+  if (r.failure.empty() && (fin == gpu_trace.tensors.end() || static_cast<std::int64_t>(fin->second.size()) != T * H))
+    r.failure = "hidden.final_norm: missing or of another size";
+  return r;
 }
 
 }  // namespace
@@ -95,58 +171,12 @@ class TestCudaGlm5 : public QObject {
     QVERIFY2(st.is_ok(), st.message().c_str());
     QCOMPARE(gs->length(), T);
 
-    std::int64_t layers = 0;
-    while (cpu_trace.tensors.count("hidden." + std::to_string(layers))) ++layers;
-    QVERIFY(layers > 0);
-    // A token whose router or indexer choice differs at layer l legitimately diverges from there
-    // on (and every later token from the next layer on, through attention): layer outputs are
-    // compared over the tokens not yet diverged.
-    std::vector<std::int64_t> diverged(static_cast<std::size_t>(T), layers);
-    int pairs = 0, agree = 0;
-    const auto compare_sets = [&](const std::string& name, std::int64_t l) {
-      const auto cpu_it = cpu_trace.tensors.find(name), gpu_it = gpu_trace.tensors.find(name);
-      if (cpu_it == cpu_trace.tensors.end()) return;
-      QVERIFY2(gpu_it != gpu_trace.tensors.end(), name.c_str());
-      const std::size_t cw = cpu_it->second.size() / static_cast<std::size_t>(T),
-                        gw = gpu_it->second.size() / static_cast<std::size_t>(T);
-      for (std::int64_t t = 0; t < T; ++t) {
-        if (diverged[static_cast<std::size_t>(t)] < l) continue;
-        ++pairs;
-        if (row_set(cpu_it->second, cw, t) == row_set(gpu_it->second, gw, t)) {
-          ++agree;
-          continue;
-        }
-        qInfo("  %s token %lld: the selection differs", name.c_str(), static_cast<long long>(t));
-        for (std::int64_t later = t; later < T; ++later)
-          diverged[static_cast<std::size_t>(later)] = std::min(diverged[static_cast<std::size_t>(later)], l);
-      }
-    };
-    const std::int64_t H = cpu->hidden_size();
-    double worst = 0;
-    for (std::int64_t l = 0; l < layers; ++l) {
-      const std::string tag = std::to_string(l);
-      compare_sets("indexer." + tag + ".topk", l);
-      compare_sets("router." + tag + ".topk", l);
-      for (const std::string& name : {"attn." + tag + ".out", "hidden." + tag}) {
-        const auto& want = cpu_trace.tensors.at(name);
-        const auto& got = gpu_trace.tensors.at(name);
-        QCOMPARE(got.size(), want.size());
-        const std::size_t row = want.size() / static_cast<std::size_t>(T);
-        std::vector<float> a, b;
-        for (std::int64_t t = 0; t < T; ++t) {
-          if (diverged[static_cast<std::size_t>(t)] <= l) continue;
-          a.insert(a.end(), got.begin() + t * row, got.begin() + (t + 1) * row);
-          b.insert(b.end(), want.begin() + t * row, want.begin() + (t + 1) * row);
-        }
-        if (a.empty()) continue;
-        const double err = rel_l2(a, b);
-        worst = std::max(worst, err);
-        QVERIFY2(err <= 2e-2, qPrintable(QString("%1: relative L2 %2").arg(QString::fromStdString(name)).arg(err)));
-      }
-    }
+    const TraceComparison tc = compare_traces(cpu_trace, gpu_trace, T, cpu->hidden_size());
+    QVERIFY2(tc.failure.empty(), tc.failure.c_str());
+    const double worst = tc.worst;
+    const int agree = tc.agree, pairs = tc.pairs;
     QVERIFY2(pairs > 0 && agree >= 0.99 * pairs,
              qPrintable(QString("selections agree on %1 of %2 rows").arg(agree).arg(pairs)));
-    QCOMPARE(static_cast<std::int64_t>(gpu_trace.tensors.at("hidden.final_norm").size()), T * H);
     const auto [flips, ties] = top1_flips(cpu_logits, gpu_logits, V);
     qInfo("%s prefill: worst layer error %.2e, selections %d/%d, top-1 flips %d (%d near-ties), KL %.2e",
           qPrintable(model), worst, agree, pairs, flips, ties, kl_and_top1(cpu_logits, gpu_logits, V).first);
@@ -188,6 +218,92 @@ class TestCudaGlm5 : public QObject {
     const auto picked = gpu->forward_pick(*gp, prompt);
     QVERIFY(picked.is_ok());
     QCOMPARE(static_cast<std::int64_t>(*picked), arg_max(first_gpu_row.data(), V));
+  }
+
+  // An image prompt end to end on the GPU (tests/data/reference/glm5_vision, made by
+  // tools/reference/make_glm5_vision_fixtures.py): the expanded prompt, the logits of every
+  // position against transformers' and the CPU engine's (top-1 flips only on near-ties, KL
+  // reported), then the reference's greedy tokens fed one by one through the decode graph.
+  void image_prompt_data() {
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QStringList>("images");
+    QTest::newRow("one image") << QString("one_image") << QStringList{"aligned_112x140"};
+    QTest::newRow("two images") << QString("two_images") << QStringList{"aligned_112x140", "aligned_112x112"};
+  }
+  void image_prompt() {
+    QFETCH(QString, fixture);
+    QFETCH(QStringList, images);
+    const std::filesystem::path data(DAY0_TEST_DATA_DIR);
+    const auto file = data / "reference" / "glm5_vision" / (fixture.toStdString() + ".safetensors");
+    if (!std::filesystem::exists(file)) QSKIP("no vision reference fixtures");
+    ThreadPool pool(2);
+    const auto dir = model_dir("tiny-glm5-next");
+    auto cpu = load_on(dir, pool, "cpu");
+    auto gpu = load_on(dir, pool, "cuda");
+    QVERIFY(cpu && gpu);
+    auto* g_images = vision::image_input(*gpu);
+    auto* c_images = vision::image_input(*cpu);
+    QVERIFY2(g_images != nullptr, "the GPU program takes no images");
+    QVERIFY(c_images != nullptr);
+    const auto prompt = test::read_ids(file, "prompt_ids");
+    std::vector<vision::EncodedImage> encoded;
+    std::vector<std::int64_t> counts;
+    for (const QString& name : images) {
+      auto img = io::load_image_file(data / "vision" / (name.toStdString() + ".png"));
+      QVERIFY2(img.is_ok(), img.status().message().c_str());
+      auto in = vision::preprocess_image(*img, g_images->processor());
+      QVERIFY(in.is_ok());
+      auto enc = g_images->encode_image(*in, nullptr);
+      QVERIFY2(enc.is_ok(), enc.status().message().c_str());
+      counts.push_back(enc->tokens);
+      encoded.push_back(std::move(*enc));
+    }
+    const auto& ids = g_images->image_tokens();
+    auto expanded = vision::expand_image_placeholders(prompt, ids.image, counts);
+    QVERIFY(expanded.is_ok());
+    QVERIFY(*expanded == test::read_ids(file, "input_ids"));
+    auto where = vision::locate_image_rows(*expanded, ids.image, encoded);
+    QVERIFY(where.is_ok());
+    const auto T = static_cast<std::int64_t>(expanded->size());
+    const std::int64_t V = gpu->vocab_size();
+    std::vector<float> g_logits(static_cast<std::size_t>(T * V)), c_logits(g_logits.size());
+    auto gs = gpu->new_state();
+    auto cs = cpu->new_state();
+    models::ForwardTrace g_trace, c_trace;
+    Status st = vision::forward_with_images(*g_images, *gs, *expanded, *where, encoded, 0, T, T, g_logits.data(),
+                                            &g_trace);
+    QVERIFY2(st.is_ok(), st.message().c_str());
+    QVERIFY(vision::forward_with_images(*c_images, *cs, *expanded, *where, encoded, 0, T, T, c_logits.data(), &c_trace)
+                .is_ok());
+    QCOMPARE(gs->length(), T);
+    // The prompt is fed as T - 1 rows then 1: the traces hold both passes' rows in order.
+    const TraceComparison tc = compare_traces(c_trace, g_trace, T, gpu->hidden_size());
+    qInfo("%s: worst layer error %.2e, selections %d/%d", qPrintable(fixture), tc.worst, tc.agree, tc.pairs);
+    QVERIFY2(tc.failure.empty(), tc.failure.c_str());
+    const auto ref = test::read_tensor(file, "logits");
+    QCOMPARE(ref.size(), g_logits.size());
+    const auto [rflips, rties] = top1_flips(ref, g_logits, V);
+    const auto [cflips, cties] = top1_flips(c_logits, g_logits, V);
+    qInfo("%s: %lld positions; against transformers top-1 flips %d (%d near-ties), KL %.2e; against the CPU flips "
+          "%d (%d near-ties), KL %.2e",
+          qPrintable(fixture), static_cast<long long>(T), rflips, rties, kl_and_top1(ref, g_logits, V).first, cflips,
+          cties, kl_and_top1(c_logits, g_logits, V).first);
+    QVERIFY2(rflips == rties, "top-1 flips against transformers that are not near-ties");
+    QVERIFY2(cflips == cties, "top-1 flips against the CPU that are not near-ties");
+    QVERIFY(kl_and_top1(ref, g_logits, V).first < 1e-2);
+    // Decoding after the image prompt: the reference's greedy tokens, fed to both.
+    const auto greedy = test::read_ids(file, "greedy_ids");
+    std::vector<float> g_row(V), c_row(V), g_rows, c_rows;
+    for (const std::int32_t next : greedy) {
+      QVERIFY(gpu->forward(*gs, std::span<const std::int32_t>(&next, 1), 1, g_row.data(), nullptr).is_ok());
+      QVERIFY(cpu->forward(*cs, std::span<const std::int32_t>(&next, 1), 1, c_row.data(), nullptr).is_ok());
+      g_rows.insert(g_rows.end(), g_row.begin(), g_row.end());
+      c_rows.insert(c_rows.end(), c_row.begin(), c_row.end());
+    }
+    const auto [dflips, dties] = top1_flips(c_rows, g_rows, V);
+    qInfo("%s decode after the image: %zu steps, flips %d (%d near-ties), KL %.2e", qPrintable(fixture), greedy.size(),
+          dflips, dties, kl_and_top1(c_rows, g_rows, V).first);
+    QVERIFY2(dflips == dties, "decode top-1 flips that are not near-ties");
   }
 };
 

@@ -280,6 +280,48 @@ Status DeviceModel::run(models::SessionState& base, std::span<const std::int32_t
   return Status::ok();
 }
 
+Status DeviceModel::run_embeddings(models::SessionState& base, const float* embeddings, std::int64_t T,
+                                   std::int64_t logit_rows, float* logits, models::ForwardTrace* trace) {
+  auto& st = static_cast<DeviceSession&>(base);
+  const std::int64_t pos0 = st.length(), H = hidden_size();
+  if (T <= 0 || embeddings == nullptr) return error(ErrorCode::invalid_argument, "nothing to feed: no input rows");
+  if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
+  if (pos0 + T > max_positions_)
+    return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
+                                                  " tokens; this model allows " + std::to_string(max_positions_));
+  DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
+  cudaStream_t s = stream_.get();
+  if (ahead_.queued()) {
+    ahead_.drop();
+    DAY0_K(cudaStreamSynchronize(s), "finishing the decode step run ahead");
+  }
+  if (embeddings_dev_.get() == nullptr)
+    DAY0_RETURN_IF_ERROR(alloc(static_cast<std::size_t>(chunk_ * H) * 4, &embeddings_dev_, MemoryCategory::activations,
+                               "input embeddings"));
+  DAY0_RETURN_IF_ERROR(st.reserve(std::min(pos0 + T + 1, max_positions_), s));
+  const std::int64_t first_logit = T - logit_rows;
+  for (std::int64_t done = 0; done < T;) {
+    const std::int64_t n = std::min(chunk_, T - done), pos = pos0 + done;
+    DAY0_K(cudaMemcpyAsync(embeddings_dev_.get(), embeddings + done * H, static_cast<std::size_t>(n * H) * 4,
+                           cudaMemcpyHostToDevice, s),
+           "copying input embeddings");
+    DAY0_RETURN_IF_ERROR(queue_positions(pos));
+    pass_embeddings_ = embeddings_dev_.as<float>();
+    const Status pass = prefill_pass(st, n, pos, trace);
+    pass_embeddings_ = nullptr;
+    DAY0_RETURN_IF_ERROR(pass);
+    const std::int64_t lo = std::max(first_logit, done), hi = done + n;
+    if (lo < hi)
+      DAY0_RETURN_IF_ERROR(
+          logits_rows(lo - done, hi - lo, false, logits != nullptr ? logits + (lo - first_logit) * vocab_ : nullptr));
+    DAY0_K(cudaStreamSynchronize(s), "running " + what_ + " on the GPU");
+    prefill_timer_.flush();
+    done += n;
+  }
+  st.length_ = pos0 + T;
+  return Status::ok();
+}
+
 Status DeviceModel::trace_copy(models::ForwardTrace* trace, const std::string& name, const void* device, std::size_t n,
                                bool ints) {
   std::vector<float> host(n);

@@ -95,6 +95,12 @@ class DeviceModel : public models::LoadedModel {
     return Status::ok();
   }
 
+  // forward() over input embeddings [T, hidden_size()] on the host (images joined with text):
+  // prefill passes whose first activations are these rows (pass_embeddings_) instead of the
+  // embedding table's. No decode graph, no run-ahead: a step queued ahead is finished first.
+  Status run_embeddings(models::SessionState& base, const float* embeddings, std::int64_t T, std::int64_t logit_rows,
+                        float* logits, models::ForwardTrace* trace);
+
   // Appends `n` values at `device` (fp32, or int32 with ints) to trace->tensors[name], waiting
   // for the stream: for traced prefill passes only.
   Status trace_copy(models::ForwardTrace* trace, const std::string& name, const void* device, std::size_t n, bool ints);
@@ -118,6 +124,8 @@ class DeviceModel : public models::LoadedModel {
   DeviceBuffer tokens_dev_;  // [chunk] the pass's token ids; a decode step's token in [0]
   DeviceBuffer pos_dev_;     // [2]: the first position of the pass, and the length after it
   DeviceBuffer logits_;      // [kLogitRowsPerPass, vocab]
+  // During run_embeddings' passes: the pass's input rows [T, hidden] on the GPU; else null.
+  const float* pass_embeddings_ = nullptr;
   PhaseTimer prefill_timer_, decode_timer_;
 
  private:
@@ -147,6 +155,7 @@ class DeviceModel : public models::LoadedModel {
   // row, already in logits_) into `out`, or left on the GPU when out is null.
   Status logits_rows(std::int64_t first_row, std::int64_t rows, bool decode, float* out);
 
+  DeviceBuffer embeddings_dev_;  // [chunk, hidden] fp32, allocated by the first run_embeddings
   DeviceBuffer argmax_values_, argmax_indices_, argmax_done_;
   // The device sampler and the mode begin_picking() set.
   DeviceBuffer sampler_memory_;

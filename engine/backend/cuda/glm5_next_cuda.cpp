@@ -26,7 +26,10 @@
 #include "models/architecture.h"
 #include "models/glm5_next_config.h"
 #include "models/glm5_next_weights.h"
+#include "models/weights.h"
 #include "rms_norm.h"
+#include "vision/glm5_vision_tower.h"
+#include "vision/image_input.h"
 
 namespace day0::cuda {
 namespace {
@@ -73,7 +76,9 @@ struct LayerDev {
   DeviceBuffer gate_up, down;
 };
 
-class Glm5Cuda final : public DeviceModel {
+// Images: the vision tower runs on the CPU (its weights stay in the mapped checkpoint) and its
+// features enter the GPU layers as input embeddings (vision::ImageInputModel).
+class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
  public:
   Glm5Cuda(Shape s, int device)
       : DeviceModel(device, s.c.vocab, s.c.max_positions, kGlm5PrefillChunk, "GLM-5.3-Flash"), s_(std::move(s)) {
@@ -90,7 +95,8 @@ class Glm5Cuda final : public DeviceModel {
   }
   ~Glm5Cuda() override { drain(); }
 
-  Status init(const io::ModelConfig& config, const std::shared_ptr<const io::Checkpoint>& checkpoint);
+  Status init(const io::ModelConfig& config, const std::shared_ptr<const io::Checkpoint>& checkpoint,
+              ThreadPool& pool);
 
   // The activation buffers of one prefill pass, one row each: init() allocates them and the
   // memory plan adds them up, from the same table.
@@ -140,6 +146,44 @@ class Glm5Cuda final : public DeviceModel {
     return picked;
   }
 
+  // vision::ImageInputModel
+  const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }
+  const vision::ProcessorConfig& processor() const override { return processor_; }
+  std::int64_t embedding_size() const override { return s_.c.hidden; }
+  Result<vision::EncodedImage> encode_image(const vision::VisionInput& input, ForwardTrace* trace) override {
+    if (!tower_) return error(ErrorCode::unsupported, "this checkpoint has no vision tower; it takes no images");
+    vision::EncodedImage out;
+    DAY0_ASSIGN_OR_RETURN(out.features, tower_->encode(input, trace));
+    out.tokens = static_cast<std::int64_t>(out.features.size()) / s_.c.hidden;
+    out.hash = vision::hash_vision_input(input);
+    return out;
+  }
+  // Text rows from the embedding table as the checkpoint holds it (mapped, on the host).
+  Status embed_tokens(std::span<const std::int32_t> tokens, float* out) const override {
+    for (const std::int32_t id : tokens)
+      if (id < 0 || id >= s_.c.vocab)
+        return error(ErrorCode::invalid_argument, "token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                                      std::to_string(s_.c.vocab - 1) + ")");
+    for (std::size_t t = 0; t < tokens.size(); ++t)
+      cpu::decode_row(embed_host_, tokens[t], out + static_cast<std::int64_t>(t) * s_.c.hidden);
+    return Status::ok();
+  }
+  // As forward(): all rows but the last, a KDA snapshot, the last, a snapshot.
+  Status forward_embeddings(SessionState& base, const float* embeddings, std::int64_t T, std::int64_t logit_rows,
+                            float* logits, ForwardTrace* trace) override {
+    auto& st = static_cast<Glm5Session&>(base);
+    if (s_.kda_layers > 0 && T > 1) {
+      const std::int64_t first_rows = std::max<std::int64_t>(logit_rows - 1, 0);
+      DAY0_RETURN_IF_ERROR(run_embeddings(st, embeddings, T - 1, std::min(first_rows, T - 1), logits, trace));
+      DAY0_RETURN_IF_ERROR(st.snapshot(true));
+      DAY0_RETURN_IF_ERROR(run_embeddings(st, embeddings + (T - 1) * s_.c.hidden, 1, logit_rows > 0 ? 1 : 0,
+                                          logits != nullptr ? logits + first_rows * vocab_ : nullptr, trace));
+      return st.snapshot(true);
+    }
+    DAY0_RETURN_IF_ERROR(run_embeddings(st, embeddings, T, logit_rows, logits, trace));
+    return st.snapshot(T > 1);
+  }
+
  protected:
   Status prefill_pass(DeviceSession& st, std::int64_t T, std::int64_t /*pos*/, ForwardTrace* trace) override {
     pt_ = &prefill_timer_;
@@ -184,6 +228,11 @@ class Glm5Cuda final : public DeviceModel {
   void mark(PhaseTimer::Phase phase) { pt_->mark(stream_.get(), phase); }
 
   Shape s_;
+  std::shared_ptr<const io::Checkpoint> checkpoint_;  // keeps embed_host_ and the tower's weights mapped
+  cpu::Matrix embed_host_;
+  std::unique_ptr<vision::VisionTower> tower_;
+  vision::ProcessorConfig processor_;
+  vision::ImageTokenIds image_ids_;
   std::int64_t moe_gemm_tokens_ = kGlm5MoeGemmTokens;
   PhaseTimer* pt_ = &prefill_timer_;
   bool dense_prefill_ = false, dense_decode_ = false;
@@ -306,10 +355,22 @@ Status Glm5Cuda::place_layer(WeightPlacer& put, const models::Glm5Layer& src, La
   return Status::ok();
 }
 
-Status Glm5Cuda::init(const io::ModelConfig& config, const std::shared_ptr<const io::Checkpoint>& checkpoint) {
+Status Glm5Cuda::init(const io::ModelConfig& config, const std::shared_ptr<const io::Checkpoint>& checkpoint,
+                      ThreadPool& pool) {
   DAY0_RETURN_IF_ERROR(open_device());
   DAY0_ASSIGN_OR_RETURN(gemm_, LtGemm::create(ledger_.get()));
   DAY0_ASSIGN_OR_RETURN(const models::Glm5Weights w, models::bind_glm5_weights(config, s_.c, checkpoint, {}));
+  checkpoint_ = checkpoint;
+  embed_host_ = w.embed;
+  if (config.vision() && checkpoint->find("model.visual.patch_embed.proj.weight")) {
+    DAY0_ASSIGN_OR_RETURN(const vision::VisionTowerConfig vc, vision::parse_vision_config(config));
+    if (vc.out_hidden != s_.c.hidden)
+      return error(ErrorCode::corrupt_data,
+                   config.origin() + ": vision_config.out_hidden_size differs from the text hidden size");
+    DAY0_ASSIGN_OR_RETURN(tower_, vision::VisionTower::load(vc, models::WeightSource(checkpoint), "model.visual", pool));
+    DAY0_ASSIGN_OR_RETURN(processor_, vision::load_processor_config(config, checkpoint->dir()));
+    DAY0_ASSIGN_OR_RETURN(image_ids_, vision::image_token_ids(config));
+  }
   WeightUploader uploader(device_);
   WeightPlacer put(uploader, ledger_.get());
   const auto W = MemoryCategory::weights;
@@ -574,8 +635,13 @@ Status Glm5Cuda::layers(Glm5Session& st, std::int64_t T, ForwardTrace* trace) {
   const auto eps = static_cast<float>(c.rms_eps), hc_eps = static_cast<float>(c.hc_eps);
   const int iters = static_cast<int>(c.hc_iters);
   float* streams = streams_.as<float>();
-  DAY0_K(k::embedding_lookup(embed_.as<std::uint16_t>(), H, tokens_dev_.as<std::int32_t>(), T, x_.as<float>(), s),
-         "embedding");
+  if (pass_embeddings_ != nullptr) {
+    DAY0_K(cudaMemcpyAsync(x_.get(), pass_embeddings_, static_cast<std::size_t>(T * H) * 4, cudaMemcpyDeviceToDevice, s),
+           "input embeddings");
+  } else {
+    DAY0_K(k::embedding_lookup(embed_.as<std::uint16_t>(), H, tokens_dev_.as<std::int32_t>(), T, x_.as<float>(), s),
+           "embedding");
+  }
   if (trace != nullptr) DAY0_RETURN_IF_ERROR(trace_copy(trace, "hidden.embed", x_.get(), T * H, false));
   DAY0_K(k::repeat_rows(x_.as<float>(), T, H, hc, streams, s), "hyper-connection streams");
   mark(PhaseTimer::embed);
@@ -664,13 +730,13 @@ Result<limits::DeviceFootprint> glm5_next_device_footprint(const io::ModelConfig
 
 Result<std::unique_ptr<models::LoadedModel>> load_glm5_next(const io::ModelConfig& config,
                                                             std::shared_ptr<const io::Checkpoint> checkpoint,
-                                                            ThreadPool& /*pool*/, const models::LoadOptions& options) {
+                                                            ThreadPool& pool, const models::LoadOptions& options) {
   DAY0_ASSIGN_OR_RETURN(Shape s, read_shape(config));
   int device = 0;
   if (options.device.rfind("cuda:", 0) == 0) device = std::atoi(options.device.c_str() + 5);
   if (options.max_context > 0) s.c.max_positions = std::min(s.c.max_positions, options.max_context);
   auto model = std::make_unique<Glm5Cuda>(std::move(s), device);
-  DAY0_RETURN_IF_ERROR(model->init(config, checkpoint));
+  DAY0_RETURN_IF_ERROR(model->init(config, checkpoint, pool));
   return std::unique_ptr<models::LoadedModel>(std::move(model));
 }
 

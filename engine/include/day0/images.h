@@ -1,12 +1,13 @@
 #pragma once
 // Prompts with images, for tools (day0-cli logits/generate --image): the model folder is loaded
-// on the CPU, each image file is decoded (PNG or JPEG), preprocessed as the model's image
+// on the device asked for (the vision tower itself runs on the CPU), each image file is decoded (PNG or JPEG), preprocessed as the model's image
 // processor does and run through its vision tower, and every occurrence of the model's image
 // token in `tokens` stands for the next image: it expands to that image's tokens, whose input
 // embeddings are the image's features (begin/end tokens are given by the caller).
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "day0/engine.h"
@@ -15,7 +16,8 @@
 namespace day0 {
 
 struct ImagePromptOptions {
-  int threads = 0;  // 0: one per hardware thread
+  int threads = 0;            // 0: one per hardware thread
+  std::string device = "cpu";  // "cpu", "cuda" or "cuda:N" (models::LoadOptions::device)
 };
 
 struct ImagePromptLogits {
