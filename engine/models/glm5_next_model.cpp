@@ -314,6 +314,13 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
           const std::vector<float> as_float(ids.begin(), ids.end());
           trace->append("router." + tag + ".topk", as_float.data(), as_float.size());
           trace->append("router." + tag + ".weights", weights.data(), weights.size());
+          // The logits behind the choice, so a differing choice elsewhere can be shown to sit on a tie.
+          std::vector<float> logits(static_cast<std::size_t>(T * moe_.experts));
+          cpu::linear(pool_, h.data(), T, L.moe->router, nullptr, logits.data());
+          trace->append("router." + tag + ".logits", logits.data(), logits.size());
+          std::vector<float> bias(static_cast<std::size_t>(moe_.experts));
+          cpu::decode_row(L.moe->score_bias, 0, bias.data());
+          trace->append("router." + tag + ".bias", bias.data(), bias.size());
         }
       } else {
         blocks::dense_mlp_forward(pool_, *L.mlp, static_cast<float>(s_.swiglu_limit), h.data(), T, y.data());

@@ -1,12 +1,15 @@
 // Whole-model alignment of glm5_next (GLM-5.3-Flash) on the GPU with the CPU engine (VERIFY.md),
 // on the tiny fixture checkpoints (bf16 and MXFP4 experts; hc 2, 3, 4; shared indexers; kpool 4
 // and 16): one prefill with per-layer traces (router and indexer selections agree on >= 99% of
-// the (token, layer) rows not yet diverged, layer outputs within 2e-2 relative L2, top-1 of the
+// the (token, layer) rows not yet diverged, every differing router choice shown to sit on a tie
+// from both sides' router logits, layer outputs within 2e-2 relative L2, top-1 of the
 // logits agrees on >= 99% of positions or differs only on near-ties, KL reported), then decoding
 // token by token on the decode graph (the CPU's tokens fed to both), a rewind to the prompt's
 // last-but-one token (the KDA snapshot) giving the same logits again, and the device's greedy
 // pick equal to the arg max of its logits. Image prompts (the vision tower on the CPU, its
 // features fed to the GPU layers as input embeddings) against transformers' logits and the CPU's.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTest>
 
 #include <algorithm>
@@ -63,10 +66,68 @@ std::set<float> row_set(const std::vector<float>& v, std::size_t width, std::int
 struct TraceComparison {
   double worst = 0;
   int pairs = 0, agree = 0;
+  int router_ties = 0;  // router choices that differ, each shown to sit on a tie
   std::string failure;
 };
+
+// The routing groups of a fixture (text_config.n_group, 1 without).
+int routing_groups(const std::filesystem::path& dir) {
+  QFile f(QString::fromStdString((dir / "config.json").string()));
+  if (!f.open(QIODevice::ReadOnly)) return 1;
+  const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+  const QJsonObject text = root.contains("text_config") ? root["text_config"].toObject() : root;
+  return std::max(1, text["n_group"].toInt(1));
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// Whether the router choices of token t that differ between the CPU (cpu_ids) and the GPU
+// (gpu_ids) sit on a tie: the choice score is c = sigmoid(logit) + bias; the noise is the largest
+// difference between the two sides' sigmoid(logit) over the row. Every expert only one side chose
+// must be within 2 x noise of every expert only the other chose, or, where the chosen groups
+// differ, the groups' scores (the sum of their two best c) within 4 x noise.
+bool router_tie(const std::vector<float>& cpu_logits, const std::vector<float>& gpu_logits,
+                const std::vector<float>& bias, std::int64_t t, const std::set<float>& cpu_ids,
+                const std::set<float>& gpu_ids, int groups) {
+  const auto E = static_cast<std::int64_t>(bias.size());
+  const float* c = cpu_logits.data() + t * E;
+  const float* g = gpu_logits.data() + t * E;
+  double noise = 0;
+  std::vector<double> score(static_cast<std::size_t>(E));
+  for (std::int64_t e = 0; e < E; ++e) {
+    noise = std::max(noise, std::abs(sigmoid(c[e]) - sigmoid(g[e])));
+    score[static_cast<std::size_t>(e)] = sigmoid(c[e]) + bias[static_cast<std::size_t>(e)];
+  }
+  std::vector<std::int64_t> only_cpu, only_gpu;
+  for (const float id : cpu_ids)
+    if (!gpu_ids.count(id)) only_cpu.push_back(static_cast<std::int64_t>(id));
+  for (const float id : gpu_ids)
+    if (!cpu_ids.count(id)) only_gpu.push_back(static_cast<std::int64_t>(id));
+  bool experts_tie = true;
+  for (const auto a : only_cpu)
+    for (const auto b : only_gpu)
+      experts_tie = experts_tie && std::abs(score[static_cast<std::size_t>(a)] - score[static_cast<std::size_t>(b)]) <=
+                                       2 * noise;
+  if (experts_tie) return true;
+  const std::int64_t per = E / groups;
+  const auto group_score = [&](std::int64_t grp) {
+    std::vector<double> v(score.begin() + grp * per, score.begin() + (grp + 1) * per);
+    std::partial_sort(v.begin(), v.begin() + std::min<std::int64_t>(2, per), v.end(), std::greater<>());
+    return per >= 2 ? v[0] + v[1] : v[0];
+  };
+  std::set<std::int64_t> cpu_groups, gpu_groups;
+  for (const float id : cpu_ids) cpu_groups.insert(static_cast<std::int64_t>(id) / per);
+  for (const float id : gpu_ids) gpu_groups.insert(static_cast<std::int64_t>(id) / per);
+  if (groups <= 1 || cpu_groups == gpu_groups) return false;
+  for (const auto a : cpu_groups)
+    for (const auto b : gpu_groups)
+      if (!gpu_groups.count(a) && !cpu_groups.count(b) && std::abs(group_score(a) - group_score(b)) > 4 * noise)
+        return false;
+  return true;
+}
+
 TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const models::ForwardTrace& gpu_trace,
-                               std::int64_t T, std::int64_t H) {
+                               std::int64_t T, std::int64_t H, int groups) {
   TraceComparison r;
   std::int64_t layers = 0;
   while (cpu_trace.tensors.count("hidden." + std::to_string(layers))) ++layers;
@@ -87,11 +148,31 @@ TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const mode
     for (std::int64_t t = 0; t < T; ++t) {
       if (diverged[static_cast<std::size_t>(t)] < l) continue;
       ++r.pairs;
-      if (row_set(cpu_it->second, cw, t) == row_set(gpu_it->second, gw, t)) {
+      const auto cpu_set = row_set(cpu_it->second, cw, t), gpu_set = row_set(gpu_it->second, gw, t);
+      if (cpu_set == gpu_set) {
         ++r.agree;
         continue;
       }
-      qInfo("  %s token %lld: the selection differs", name.c_str(), static_cast<long long>(t));
+      const bool is_router = name.rfind("router.", 0) == 0;
+      if (is_router) {
+        const std::string stem = name.substr(0, name.size() - std::string(".topk").size());
+        const auto cl = cpu_trace.tensors.find(stem + ".logits"), gl = gpu_trace.tensors.find(stem + ".logits"),
+                   b = cpu_trace.tensors.find(stem + ".bias");
+        if (cl == cpu_trace.tensors.end() || gl == gpu_trace.tensors.end() || b == cpu_trace.tensors.end() ||
+            cl->second.size() != gl->second.size()) {
+          r.failure = stem + ": no router logits traced on both sides";
+          return;
+        }
+        const std::size_t E = cl->second.size() / static_cast<std::size_t>(T);
+        const std::vector<float> bias(b->second.begin(), b->second.begin() + static_cast<std::ptrdiff_t>(E));
+        if (!router_tie(cl->second, gl->second, bias, t, cpu_set, gpu_set, groups)) {
+          r.failure = name + " token " + std::to_string(t) + ": the router choice differs and is not a tie";
+          return;
+        }
+        ++r.router_ties;
+      }
+      qInfo("  %s token %lld: the selection differs%s", name.c_str(), static_cast<long long>(t),
+            is_router ? " (a tie)" : "");
       for (std::int64_t later = t; later < T; ++later)
         diverged[static_cast<std::size_t>(later)] = std::min(diverged[static_cast<std::size_t>(later)], l);
     }
@@ -171,15 +252,17 @@ class TestCudaGlm5 : public QObject {
     QVERIFY2(st.is_ok(), st.message().c_str());
     QCOMPARE(gs->length(), T);
 
-    const TraceComparison tc = compare_traces(cpu_trace, gpu_trace, T, cpu->hidden_size());
+    const TraceComparison tc = compare_traces(cpu_trace, gpu_trace, T, cpu->hidden_size(), routing_groups(dir));
     QVERIFY2(tc.failure.empty(), tc.failure.c_str());
     const double worst = tc.worst;
     const int agree = tc.agree, pairs = tc.pairs;
     QVERIFY2(pairs > 0 && agree >= 0.99 * pairs,
              qPrintable(QString("selections agree on %1 of %2 rows").arg(agree).arg(pairs)));
     const auto [flips, ties] = top1_flips(cpu_logits, gpu_logits, V);
-    qInfo("%s prefill: worst layer error %.2e, selections %d/%d, top-1 flips %d (%d near-ties), KL %.2e",
-          qPrintable(model), worst, agree, pairs, flips, ties, kl_and_top1(cpu_logits, gpu_logits, V).first);
+    qInfo("%s prefill: worst layer error %.2e, selections %d/%d (router choices differing on a tie: %d), top-1 flips "
+          "%d (%d near-ties), KL %.2e",
+          qPrintable(model), worst, agree, pairs, tc.router_ties, flips, ties,
+          kl_and_top1(cpu_logits, gpu_logits, V).first);
     QVERIFY2(flips == ties, "prefill top-1 flips that are not near-ties");
 
     // Decoding on the graph path: a 20-token prompt, then 12 tokens the CPU picks, fed to both.
@@ -277,8 +360,9 @@ class TestCudaGlm5 : public QObject {
                 .is_ok());
     QCOMPARE(gs->length(), T);
     // The prompt is fed as T - 1 rows then 1: the traces hold both passes' rows in order.
-    const TraceComparison tc = compare_traces(c_trace, g_trace, T, gpu->hidden_size());
-    qInfo("%s: worst layer error %.2e, selections %d/%d", qPrintable(fixture), tc.worst, tc.agree, tc.pairs);
+    const TraceComparison tc = compare_traces(c_trace, g_trace, T, gpu->hidden_size(), routing_groups(dir));
+    qInfo("%s: worst layer error %.2e, selections %d/%d (router ties shown %d)", qPrintable(fixture), tc.worst, tc.agree,
+          tc.pairs, tc.router_ties);
     QVERIFY2(tc.failure.empty(), tc.failure.c_str());
     const auto ref = test::read_tensor(file, "logits");
     QCOMPARE(ref.size(), g_logits.size());

@@ -610,9 +610,12 @@ Status Glm5Cuda::mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardT
                                  ids_.as<std::int32_t>(), wts_.as<float>(), s),
          "router top-k");
   mark(PhaseTimer::router);
-  if (trace != nullptr)
+  if (trace != nullptr) {
     DAY0_RETURN_IF_ERROR(
         trace_copy(trace, "router." + std::to_string(l) + ".topk", ids_.get(), static_cast<std::size_t>(T * K), true));
+    DAY0_RETURN_IF_ERROR(trace_copy(trace, "router." + std::to_string(l) + ".logits", rlog_.get(),
+                                    static_cast<std::size_t>(T * E), false));
+  }
   if (moe_gemm_scratch_.get() != nullptr && T >= moe_gemm_tokens_) {
     DAY0_K(k::glm_moe_experts_gemm(L.experts, h, T, H, c.moe_inter, E, K, ids_.as<std::int32_t>(), wts_.as<float>(),
                                    limit, dense_part, y_.as<float>(), moe_gemm_scratch_.get(), moe_gemm_scratch_bytes_,
