@@ -26,8 +26,20 @@ void IndexerCache::truncate(std::int64_t tokens) {
   pooled_.resize(static_cast<std::size_t>((length_ / kpool_) * d_));
 }
 
+float indexer_pool_score(const float* q, const float* w, const float* pooled, std::int64_t heads, std::int64_t d) {
+  const float head_scale = 1.0f / std::sqrt(static_cast<float>(heads));
+  const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  float s = 0;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    const float dot = cpu::dot(q + h * d, pooled, d);
+    s += w[h] * head_scale * std::max(dot * softmax_scale, 0.0f);
+  }
+  return s;
+}
+
 void indexer_select(ThreadPool& pool, const IndexerConfig& c, const IndexerWeights& w, IndexerCache& cache,
-                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection, std::int64_t width) {
+                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection, std::int64_t width,
+                    std::vector<float>* scores_out) {
   const std::int64_t d = c.head_dim, nh = c.heads, kp = c.kpool, pos0 = cache.length_;
 
   // New keys (LayerNorm over d, eps 1e-6) and gate scores, appended to the cache.
@@ -85,9 +97,17 @@ void indexer_select(ThreadPool& pool, const IndexerConfig& c, const IndexerWeigh
   std::vector<float> q(static_cast<std::size_t>(T * nh * d)), hw(static_cast<std::size_t>(T * nh));
   cpu::linear(pool, q_resid, T, w.wq_b, nullptr, q.data());
   cpu::linear(pool, x, T, w.weights_proj, nullptr, hw.data());
-  const float head_scale = 1.0f / std::sqrt(static_cast<float>(nh));
-  const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(d));
   const std::int64_t budget = c.topk / kp;
+  // Where each token's scores go in scores_out (the rows are as long as the pools each sees).
+  std::vector<std::size_t> score_at;
+  if (scores_out != nullptr) {
+    std::size_t n = scores_out->size();
+    for (std::int64_t t = 0; t < T; ++t) {
+      score_at.push_back(n);
+      n += static_cast<std::size_t>((pos0 + t + 1) / kp);
+    }
+    scores_out->resize(n);
+  }
   pool.parallel_for(static_cast<std::size_t>(T), 1, [&](std::size_t begin, std::size_t end) {
     std::vector<float> scores;
     std::vector<std::int32_t> order;
@@ -95,14 +115,11 @@ void indexer_select(ThreadPool& pool, const IndexerConfig& c, const IndexerWeigh
       const auto t = static_cast<std::int64_t>(tt);
       const std::int64_t p = pos0 + t, visible = (p + 1) / kp;
       scores.assign(static_cast<std::size_t>(visible), 0.0f);
-      for (std::int64_t j = 0; j < visible; ++j) {
-        float s = 0;
-        for (std::int64_t h = 0; h < nh; ++h) {
-          const float dot = cpu::dot(q.data() + (t * nh + h) * d, cache.pooled_.data() + j * d, d);
-          s += hw[static_cast<std::size_t>(t * nh + h)] * head_scale * std::max(dot * softmax_scale, 0.0f);
-        }
-        scores[static_cast<std::size_t>(j)] = s;
-      }
+      for (std::int64_t j = 0; j < visible; ++j)
+        scores[static_cast<std::size_t>(j)] = indexer_pool_score(q.data() + t * nh * d, hw.data() + t * nh,
+                                                                 cache.pooled_.data() + j * d, nh, d);
+      if (scores_out != nullptr)
+        std::copy(scores.begin(), scores.end(), scores_out->begin() + static_cast<std::ptrdiff_t>(score_at[tt]));
       const std::int64_t chosen = std::min(budget, visible);
       order.resize(static_cast<std::size_t>(visible));
       std::iota(order.begin(), order.end(), 0);

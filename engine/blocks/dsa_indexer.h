@@ -58,7 +58,7 @@ class IndexerCache {
 
  private:
   friend void indexer_select(ThreadPool&, const IndexerConfig&, const IndexerWeights&, IndexerCache&, const float*,
-                             const float*, std::int64_t, std::int32_t*, std::int64_t);
+                             const float*, std::int64_t, std::int32_t*, std::int64_t, std::vector<float>*);
   std::int64_t d_, kpool_;
   std::int64_t length_ = 0;
   std::vector<float> keys_;    // [length, d]
@@ -69,8 +69,14 @@ class IndexerCache {
 // Feeds T tokens at positions cache.length() ... and writes each one's selection:
 // selection [T, width] token positions (selected pools best first, then the tail), -1 padded;
 // width >= config.width(cache.length() + T). x: [T, H] the normed attention input;
-// q_resid: [T, q_lora].
+// q_resid: [T, q_lora]. With `scores`, the pool scores behind the selections are appended to it:
+// for each token in order, the scores of the (p + 1) / kpool pools it sees (p its position).
 void indexer_select(ThreadPool& pool, const IndexerConfig& config, const IndexerWeights& weights, IndexerCache& cache,
-                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection, std::int64_t width);
+                    const float* x, const float* q_resid, std::int64_t T, std::int32_t* selection, std::int64_t width,
+                    std::vector<float>* scores = nullptr);
+
+// One pool's score for one query: sum_h w[h] * heads^-0.5 * relu(q_h . pooled * d^-0.5), the
+// heads' terms added in order. q: [heads, d]; w: [heads]; pooled: [d].
+float indexer_pool_score(const float* q, const float* w, const float* pooled, std::int64_t heads, std::int64_t d);
 
 }  // namespace day0::blocks

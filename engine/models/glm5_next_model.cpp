@@ -359,9 +359,11 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
     const std::int64_t width = indexer_.width(pos0 + T);
     if (L.indexer) {
       selection.assign(static_cast<std::size_t>(T * width), -1);
+      std::vector<float> scores;
       blocks::indexer_select(pool_, indexer_, *L.indexer,
                              state.index[static_cast<std::size_t>(index_slot_[static_cast<std::size_t>(l)])], h,
-                             q_resid.data(), T, selection.data(), width);
+                             q_resid.data(), T, selection.data(), width, trace ? &scores : nullptr);
+      if (trace) trace->append("indexer." + std::to_string(l) + ".scores", scores.data(), scores.size());
     }
     // (A shared layer keeps the selection the previous layer left: config reading guarantees
     // that layer is a sparse-attention layer with its own indexer.)

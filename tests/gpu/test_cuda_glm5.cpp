@@ -1,8 +1,8 @@
 // Whole-model alignment of glm5_next (GLM-5.3-Flash) on the GPU with the CPU engine (VERIFY.md),
 // on the tiny fixture checkpoints (bf16 and MXFP4 experts; hc 2, 3, 4; shared indexers; kpool 4
 // and 16): one prefill with per-layer traces (router and indexer selections agree on >= 99% of
-// the (token, layer) rows not yet diverged, every differing router choice shown to sit on a tie
-// from both sides' router logits, layer outputs within 2e-2 relative L2, top-1 of the
+// the (token, layer) rows not yet diverged, every differing choice shown to sit on a tie from
+// both sides' router logits or pool scores, layer outputs within 2e-2 relative L2, top-1 of the
 // logits agrees on >= 99% of positions or differs only on near-ties, KL reported), then decoding
 // token by token on the decode graph (the CPU's tokens fed to both), a rewind to the prompt's
 // last-but-one token (the KDA snapshot) giving the same logits again, and the device's greedy
@@ -66,17 +66,48 @@ std::set<float> row_set(const std::vector<float>& v, std::size_t width, std::int
 struct TraceComparison {
   double worst = 0;
   int pairs = 0, agree = 0;
-  int router_ties = 0;  // router choices that differ, each shown to sit on a tie
+  int router_ties = 0, indexer_ties = 0;  // selections that differ, each shown to sit on a tie
   std::string failure;
 };
 
-// The routing groups of a fixture (text_config.n_group, 1 without).
-int routing_groups(const std::filesystem::path& dir) {
+// What the tie checks need from a fixture's config: the routing groups (text_config.n_group, 1
+// without) and the indexer's pool size (index_kpool, 16 without, as the config reader).
+struct SelectionShape {
+  int groups = 1, kpool = 16;
+};
+SelectionShape selection_shape(const std::filesystem::path& dir) {
   QFile f(QString::fromStdString((dir / "config.json").string()));
-  if (!f.open(QIODevice::ReadOnly)) return 1;
+  if (!f.open(QIODevice::ReadOnly)) return {};
   const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
   const QJsonObject text = root.contains("text_config") ? root["text_config"].toObject() : root;
-  return std::max(1, text["n_group"].toInt(1));
+  return {std::max(1, text["n_group"].toInt(1)), std::max(1, text["index_kpool"].toInt(16))};
+}
+
+// Whether the indexer selections of token t (at position t of a prompt fed from position 0) that
+// differ sit on a tie: the pools only one side kept against the pools only the other kept, their
+// CPU scores within 2 x the row's noise (the largest difference between the two sides' scores).
+// scores: for each token in order, the scores of the (p + 1) / kpool pools it sees.
+bool indexer_tie(const std::vector<float>& cpu_scores, const std::vector<float>& gpu_scores, std::int64_t t,
+                 int kpool, const std::set<float>& cpu_tokens, const std::set<float>& gpu_tokens) {
+  std::size_t at = 0;
+  for (std::int64_t r = 0; r < t; ++r) at += static_cast<std::size_t>((r + 1) / kpool);
+  const auto visible = static_cast<std::size_t>((t + 1) / kpool);
+  if (at + visible > cpu_scores.size() || cpu_scores.size() != gpu_scores.size()) return false;
+  double noise = 0;
+  for (std::size_t j = 0; j < visible; ++j)
+    noise = std::max(noise, static_cast<double>(std::abs(cpu_scores[at + j] - gpu_scores[at + j])));
+  std::set<std::int64_t> cpu_pools, gpu_pools;
+  for (const float tok : cpu_tokens) cpu_pools.insert(static_cast<std::int64_t>(tok) / kpool);
+  for (const float tok : gpu_tokens) gpu_pools.insert(static_cast<std::int64_t>(tok) / kpool);
+  for (const auto a : cpu_pools)
+    for (const auto b : gpu_pools) {
+      if (gpu_pools.count(a) || cpu_pools.count(b)) continue;
+      if (a >= static_cast<std::int64_t>(visible) || b >= static_cast<std::int64_t>(visible)) return false;
+      if (std::abs(cpu_scores[at + static_cast<std::size_t>(a)] - cpu_scores[at + static_cast<std::size_t>(b)]) >
+          2 * noise)
+        return false;
+    }
+  return true;
 }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -127,7 +158,7 @@ bool router_tie(const std::vector<float>& cpu_logits, const std::vector<float>& 
 }
 
 TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const models::ForwardTrace& gpu_trace,
-                               std::int64_t T, std::int64_t H, int groups) {
+                               std::int64_t T, std::int64_t H, const SelectionShape& shape) {
   TraceComparison r;
   std::int64_t layers = 0;
   while (cpu_trace.tensors.count("hidden." + std::to_string(layers))) ++layers;
@@ -165,14 +196,25 @@ TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const mode
         }
         const std::size_t E = cl->second.size() / static_cast<std::size_t>(T);
         const std::vector<float> bias(b->second.begin(), b->second.begin() + static_cast<std::ptrdiff_t>(E));
-        if (!router_tie(cl->second, gl->second, bias, t, cpu_set, gpu_set, groups)) {
+        if (!router_tie(cl->second, gl->second, bias, t, cpu_set, gpu_set, shape.groups)) {
           r.failure = name + " token " + std::to_string(t) + ": the router choice differs and is not a tie";
           return;
         }
         ++r.router_ties;
+      } else {
+        const std::string stem = name.substr(0, name.size() - std::string(".topk").size());
+        const auto cs = cpu_trace.tensors.find(stem + ".scores"), gs = gpu_trace.tensors.find(stem + ".scores");
+        if (cs == cpu_trace.tensors.end() || gs == gpu_trace.tensors.end()) {
+          r.failure = stem + ": no pool scores traced on both sides";
+          return;
+        }
+        if (!indexer_tie(cs->second, gs->second, t, shape.kpool, cpu_set, gpu_set)) {
+          r.failure = name + " token " + std::to_string(t) + ": the indexer selection differs and is not a tie";
+          return;
+        }
+        ++r.indexer_ties;
       }
-      qInfo("  %s token %lld: the selection differs%s", name.c_str(), static_cast<long long>(t),
-            is_router ? " (a tie)" : "");
+      qInfo("  %s token %lld: the selection differs on a tie", name.c_str(), static_cast<long long>(t));
       for (std::int64_t later = t; later < T; ++later)
         diverged[static_cast<std::size_t>(later)] = std::min(diverged[static_cast<std::size_t>(later)], l);
     }
@@ -252,16 +294,16 @@ class TestCudaGlm5 : public QObject {
     QVERIFY2(st.is_ok(), st.message().c_str());
     QCOMPARE(gs->length(), T);
 
-    const TraceComparison tc = compare_traces(cpu_trace, gpu_trace, T, cpu->hidden_size(), routing_groups(dir));
+    const TraceComparison tc = compare_traces(cpu_trace, gpu_trace, T, cpu->hidden_size(), selection_shape(dir));
     QVERIFY2(tc.failure.empty(), tc.failure.c_str());
     const double worst = tc.worst;
     const int agree = tc.agree, pairs = tc.pairs;
     QVERIFY2(pairs > 0 && agree >= 0.99 * pairs,
              qPrintable(QString("selections agree on %1 of %2 rows").arg(agree).arg(pairs)));
     const auto [flips, ties] = top1_flips(cpu_logits, gpu_logits, V);
-    qInfo("%s prefill: worst layer error %.2e, selections %d/%d (router choices differing on a tie: %d), top-1 flips "
-          "%d (%d near-ties), KL %.2e",
-          qPrintable(model), worst, agree, pairs, tc.router_ties, flips, ties,
+    qInfo("%s prefill: worst layer error %.2e, selections %d/%d (differing on a tie: router %d, indexer %d), top-1 "
+          "flips %d (%d near-ties), KL %.2e",
+          qPrintable(model), worst, agree, pairs, tc.router_ties, tc.indexer_ties, flips, ties,
           kl_and_top1(cpu_logits, gpu_logits, V).first);
     QVERIFY2(flips == ties, "prefill top-1 flips that are not near-ties");
 
@@ -360,9 +402,9 @@ class TestCudaGlm5 : public QObject {
                 .is_ok());
     QCOMPARE(gs->length(), T);
     // The prompt is fed as T - 1 rows then 1: the traces hold both passes' rows in order.
-    const TraceComparison tc = compare_traces(c_trace, g_trace, T, gpu->hidden_size(), routing_groups(dir));
-    qInfo("%s: worst layer error %.2e, selections %d/%d (router ties shown %d)", qPrintable(fixture), tc.worst, tc.agree,
-          tc.pairs, tc.router_ties);
+    const TraceComparison tc = compare_traces(c_trace, g_trace, T, gpu->hidden_size(), selection_shape(dir));
+    qInfo("%s: worst layer error %.2e, selections %d/%d (differing on a tie: router %d, indexer %d)",
+          qPrintable(fixture), tc.worst, tc.agree, tc.pairs, tc.router_ties, tc.indexer_ties);
     QVERIFY2(tc.failure.empty(), tc.failure.c_str());
     const auto ref = test::read_tensor(file, "logits");
     QCOMPARE(ref.size(), g_logits.size());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cuda/cublaslt_gemm.h"
+#include "blocks/dsa_indexer.h"
 #include "backend/cuda/cuda_support.h"
 #include "backend/cuda/device_model.h"
 #include "backend/cuda/glm5_next_session.h"
@@ -185,8 +186,9 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
   }
 
  protected:
-  Status prefill_pass(DeviceSession& st, std::int64_t T, std::int64_t /*pos*/, ForwardTrace* trace) override {
+  Status prefill_pass(DeviceSession& st, std::int64_t T, std::int64_t pos, ForwardTrace* trace) override {
     pt_ = &prefill_timer_;
+    pass_pos_ = pos;
     dense_ = dense_prefill_;
     return layers(static_cast<Glm5Session&>(st), T, trace);
   }
@@ -223,6 +225,10 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
   Status kda_layer(Glm5Session& st, const LayerDev& L, std::int64_t T);
   Status mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace);
   Status mlp(const LayerDev& L, std::int64_t T, std::int64_t l, ForwardTrace* trace);
+  // Traced passes: the pool scores behind layer l's selections, computed on the host from this
+  // pass's indexer queries and weights and the session's pooled keys (blocks::indexer_pool_score),
+  // as the CPU traces them: for each token the scores of the pools it sees.
+  Status trace_pool_scores(Glm5Session& st, std::int64_t T, std::int64_t l, int slot, ForwardTrace* trace);
 
   // The phase timer of the pass being recorded (DAY0_CUDA_PROFILE): prefill's or decode's.
   void mark(PhaseTimer::Phase phase) { pt_->mark(stream_.get(), phase); }
@@ -235,6 +241,7 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
   vision::ImageTokenIds image_ids_;
   std::int64_t moe_gemm_tokens_ = kGlm5MoeGemmTokens;
   PhaseTimer* pt_ = &prefill_timer_;
+  std::int64_t pass_pos_ = 0;  // the first position of the prefill pass being run
   bool dense_prefill_ = false, dense_decode_ = false;
   bool dense_ = false;  // the pass being recorded attends every position
   std::uint64_t decode_bytes_ = 0;
@@ -554,6 +561,7 @@ Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, s
                              selection_.as<std::int32_t>(), width, st.select_scratch(), st.select_scratch_bytes(), s),
            "indexer selection");
     mark(PhaseTimer::indexer);
+    if (trace != nullptr) DAY0_RETURN_IF_ERROR(trace_pool_scores(st, T, l, slot, trace));
   }
   // (A shared layer attends the selection the layer before it left in selection_.)
   if (trace != nullptr)
@@ -584,6 +592,26 @@ Status Glm5Cuda::mla_layer(Glm5Session& st, const LayerDev& L, std::int64_t T, s
   DAY0_RETURN_IF_ERROR(
       linear(L.o, 0, &L.o_bias, heads_out_.as<float>(), T, H, c.heads * c.v_dim, y_.as<float>(), "o_proj"));
   mark(PhaseTimer::o_proj);
+  return Status::ok();
+}
+
+Status Glm5Cuda::trace_pool_scores(Glm5Session& st, std::int64_t T, std::int64_t l, int slot, ForwardTrace* trace) {
+  const auto& c = s_.c;
+  const std::int64_t id = c.index_dim, ih = c.index_heads, kp = c.kpool, pools = (pass_pos_ + T) / kp;
+  std::vector<float> q(static_cast<std::size_t>(T * ih * id)), w(static_cast<std::size_t>(T * ih)),
+      pooled(static_cast<std::size_t>(pools * id)), scores;
+  cudaStream_t s = stream_.get();
+  DAY0_K(cudaMemcpyAsync(q.data(), iq_.get(), q.size() * 4, cudaMemcpyDeviceToHost, s), "tracing the indexer");
+  DAY0_K(cudaMemcpyAsync(w.data(), iw_.get(), w.size() * 4, cudaMemcpyDeviceToHost, s), "tracing the indexer");
+  if (pools > 0)
+    DAY0_K(cudaMemcpyAsync(pooled.data(), st.pooled(slot), pooled.size() * 4, cudaMemcpyDeviceToHost, s),
+           "tracing the indexer");
+  DAY0_K(cudaStreamSynchronize(s), "tracing the indexer");
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t j = 0; j < (pass_pos_ + t + 1) / kp; ++j)
+      scores.push_back(blocks::indexer_pool_score(q.data() + t * ih * id, w.data() + t * ih, pooled.data() + j * id,
+                                                  ih, id));
+  trace->append("indexer." + std::to_string(l) + ".scores", scores.data(), scores.size());
   return Status::ok();
 }
 
