@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "io/model_config.h"
 #include "io/safetensors.h"
 #include "models/loaded_model.h"
+#include "models/selection_ties.h"
 
 namespace day0 {
 namespace {
@@ -99,6 +101,53 @@ VerifyRow compare_rows(const std::string& name, const std::vector<float>& got, c
   return r;
 }
 
+// The routing groups and the indexer's pool size of a model (1 and 16 when not set), for the
+// tie checks.
+struct SelectionShape {
+  int groups = 1;
+  std::int64_t kpool = 16;
+};
+SelectionShape selection_shape(const std::filesystem::path& model_dir) {
+  SelectionShape s;
+  auto config = io::ModelConfig::load(model_dir);
+  if (!config) return s;
+  const nlohmann::json& j = config->root().optional_child("text_config") ? config->text().json() : config->json();
+  if (j.contains("n_group") && j["n_group"].is_number_integer()) s.groups = std::max(1, j["n_group"].get<int>());
+  if (j.contains("index_kpool") && j["index_kpool"].is_number_integer())
+    s.kpool = std::max<std::int64_t>(1, j["index_kpool"].get<std::int64_t>());
+  return s;
+}
+
+// Whether row `row` of a differing selection `name` (router.<l>.topk or indexer.<l>.topk) sits on
+// a tie, from the scores both the reference and Day0's trace hold.
+Result<bool> selection_tie(const io::SafetensorsFile& ref, const models::ForwardTrace& trace, const std::string& name,
+                           std::int64_t row, std::int64_t T, const std::set<std::int64_t>& ours,
+                           const std::set<std::int64_t>& theirs, const SelectionShape& shape) {
+  const std::string stem = name.substr(0, name.size() - std::string(".topk").size());
+  const bool router = name.rfind("router.", 0) == 0;
+  const std::string scores = stem + (router ? ".logits" : ".scores");
+  const io::TensorInfo* info = ref.find(scores);
+  const auto mine = trace.tensors.find(scores);
+  if (info == nullptr || mine == trace.tensors.end()) return false;
+  DAY0_ASSIGN_OR_RETURN(const auto want_d, read_values(ref, *info));
+  const std::vector<float> want(want_d.begin(), want_d.end());
+  if (want.size() != mine->second.size()) return false;
+  if (router) {
+    const auto bias = trace.tensors.find(stem + ".bias");
+    const std::size_t E = want.size() / static_cast<std::size_t>(T);
+    if (bias == trace.tensors.end() || bias->second.size() < E) return false;
+    const auto at = static_cast<std::size_t>(row) * E;
+    return models::router_choice_tie(std::span<const float>(want).subspan(at, E),
+                                     std::span<const float>(mine->second).subspan(at, E),
+                                     std::span<const float>(bias->second).first(E), theirs, ours, shape.groups);
+  }
+  const std::size_t at = models::pool_scores_offset(0, row, shape.kpool),
+                    n = models::pool_scores_count(0, row, shape.kpool);
+  if (at + n > want.size()) return false;
+  return models::indexer_choice_tie(std::span<const float>(want).subspan(at, n),
+                                    std::span<const float>(mine->second).subspan(at, n), shape.kpool, theirs, ours);
+}
+
 }  // namespace
 
 Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const std::filesystem::path& reference,
@@ -113,6 +162,7 @@ Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const 
 
   VerifyReport report;
   report.tokens = T;
+  const SelectionShape shape = selection_shape(model_dir);
   models::ForwardTrace trace;
   std::vector<float> logits(static_cast<std::size_t>(T * vocab));
   auto state = model->new_state();
@@ -127,7 +177,7 @@ Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const 
     if (it == trace.tensors.end()) continue;
     DAY0_ASSIGN_OR_RETURN(const auto want, read_values(ref, t));
     if (t.name.find(".topk") != std::string::npos) {
-      // Router choices: the set of experts per token must agree.
+      // Router and indexer choices: the set per token must agree, or differ on a tie.
       VerifyRow r;
       r.name = t.name;
       const std::size_t k = want.size() / static_cast<std::size_t>(T);
@@ -138,14 +188,22 @@ Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const 
           a.insert(static_cast<int>(it->second[static_cast<std::size_t>(row) * k + j]));
           b.insert(static_cast<int>(want[static_cast<std::size_t>(row) * k + j]));
         }
-        same += a == b ? 1 : 0;
+        if (a == b) {
+          ++same;
+          continue;
+        }
+        const std::set<std::int64_t> ours(a.begin(), a.end()), theirs(b.begin(), b.end());
+        DAY0_ASSIGN_OR_RETURN(const bool tie, selection_tie(ref, trace, t.name, row, T, ours, theirs, shape));
+        r.ties += tie ? 1 : 0;
       }
-      r.agreement = static_cast<double>(same) / static_cast<double>(T);
+      r.agreement = static_cast<double>(same + static_cast<std::size_t>(r.ties)) / static_cast<double>(T);
       r.pass = r.agreement >= options.min_agreement;
       report.rows.push_back(r);
       continue;
     }
-    report.rows.push_back(compare_rows(t.name, it->second, want, T, options.fail_above));
+    // Pool scores: each token's row is as long as the pools it sees; compared as one row.
+    const bool ragged = t.name.ends_with(".scores");
+    report.rows.push_back(compare_rows(t.name, it->second, want, ragged ? 1 : T, options.fail_above));
   }
 
   // The decode path: greedy continuation with the cache, token by token.
@@ -185,9 +243,10 @@ std::string format_verify_report(const VerifyReport& report) {
   std::string out = fmt::format("{:<28}{:>14}{:>14}{:>12}  {}\n", "tensor", "rel L2", "max |diff|", "agree", "");
   for (const auto& r : report.rows) {
     const std::string agree = r.agreement < 0 ? "-" : fmt::format("{:.1f}%", 100.0 * r.agreement);
+    const std::string ties = r.ties > 0 ? fmt::format(" ({} on {})", r.ties, r.ties == 1 ? "a tie" : "ties") : "";
     const std::string l2 = r.agreement >= 0 ? "-" : fmt::format("{:.3e}", r.rel_l2);
     const std::string mx = r.agreement >= 0 ? "-" : fmt::format("{:.3e}", r.max_abs);
-    out += fmt::format("{:<28}{:>14}{:>14}{:>12}  {}\n", r.name, l2, mx, agree, r.pass ? "ok" : "FAIL");
+    out += fmt::format("{:<28}{:>14}{:>14}{:>12}  {}{}\n", r.name, l2, mx, agree, r.pass ? "ok" : "FAIL", ties);
   }
   if (!report.first_divergence.empty())
     out += fmt::format("first tensor above the typical bound (forward order): {}\n", report.first_divergence);

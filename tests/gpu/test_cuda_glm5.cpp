@@ -23,6 +23,7 @@
 #include "gpu/gpu_test_util.h"
 #include "io/image_decode.h"
 #include "models/loaded_model.h"
+#include "models/selection_ties.h"
 #include "vision/image_input.h"
 
 using namespace day0;
@@ -83,78 +84,10 @@ SelectionShape selection_shape(const std::filesystem::path& dir) {
   return {std::max(1, text["n_group"].toInt(1)), std::max(1, text["index_kpool"].toInt(16))};
 }
 
-// Whether the indexer selections of token t (at position t of a prompt fed from position 0) that
-// differ sit on a tie: the pools only one side kept against the pools only the other kept, their
-// CPU scores within 2 x the row's noise (the largest difference between the two sides' scores).
-// scores: for each token in order, the scores of the (p + 1) / kpool pools it sees.
-bool indexer_tie(const std::vector<float>& cpu_scores, const std::vector<float>& gpu_scores, std::int64_t t,
-                 int kpool, const std::set<float>& cpu_tokens, const std::set<float>& gpu_tokens) {
-  std::size_t at = 0;
-  for (std::int64_t r = 0; r < t; ++r) at += static_cast<std::size_t>((r + 1) / kpool);
-  const auto visible = static_cast<std::size_t>((t + 1) / kpool);
-  if (at + visible > cpu_scores.size() || cpu_scores.size() != gpu_scores.size()) return false;
-  double noise = 0;
-  for (std::size_t j = 0; j < visible; ++j)
-    noise = std::max(noise, static_cast<double>(std::abs(cpu_scores[at + j] - gpu_scores[at + j])));
-  std::set<std::int64_t> cpu_pools, gpu_pools;
-  for (const float tok : cpu_tokens) cpu_pools.insert(static_cast<std::int64_t>(tok) / kpool);
-  for (const float tok : gpu_tokens) gpu_pools.insert(static_cast<std::int64_t>(tok) / kpool);
-  for (const auto a : cpu_pools)
-    for (const auto b : gpu_pools) {
-      if (gpu_pools.count(a) || cpu_pools.count(b)) continue;
-      if (a >= static_cast<std::int64_t>(visible) || b >= static_cast<std::int64_t>(visible)) return false;
-      if (std::abs(cpu_scores[at + static_cast<std::size_t>(a)] - cpu_scores[at + static_cast<std::size_t>(b)]) >
-          2 * noise)
-        return false;
-    }
-  return true;
-}
-
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-// Whether the router choices of token t that differ between the CPU (cpu_ids) and the GPU
-// (gpu_ids) sit on a tie: the choice score is c = sigmoid(logit) + bias; the noise is the largest
-// difference between the two sides' sigmoid(logit) over the row. Every expert only one side chose
-// must be within 2 x noise of every expert only the other chose, or, where the chosen groups
-// differ, the groups' scores (the sum of their two best c) within 4 x noise.
-bool router_tie(const std::vector<float>& cpu_logits, const std::vector<float>& gpu_logits,
-                const std::vector<float>& bias, std::int64_t t, const std::set<float>& cpu_ids,
-                const std::set<float>& gpu_ids, int groups) {
-  const auto E = static_cast<std::int64_t>(bias.size());
-  const float* c = cpu_logits.data() + t * E;
-  const float* g = gpu_logits.data() + t * E;
-  double noise = 0;
-  std::vector<double> score(static_cast<std::size_t>(E));
-  for (std::int64_t e = 0; e < E; ++e) {
-    noise = std::max(noise, std::abs(sigmoid(c[e]) - sigmoid(g[e])));
-    score[static_cast<std::size_t>(e)] = sigmoid(c[e]) + bias[static_cast<std::size_t>(e)];
-  }
-  std::vector<std::int64_t> only_cpu, only_gpu;
-  for (const float id : cpu_ids)
-    if (!gpu_ids.count(id)) only_cpu.push_back(static_cast<std::int64_t>(id));
-  for (const float id : gpu_ids)
-    if (!cpu_ids.count(id)) only_gpu.push_back(static_cast<std::int64_t>(id));
-  bool experts_tie = true;
-  for (const auto a : only_cpu)
-    for (const auto b : only_gpu)
-      experts_tie = experts_tie && std::abs(score[static_cast<std::size_t>(a)] - score[static_cast<std::size_t>(b)]) <=
-                                       2 * noise;
-  if (experts_tie) return true;
-  const std::int64_t per = E / groups;
-  const auto group_score = [&](std::int64_t grp) {
-    std::vector<double> v(score.begin() + grp * per, score.begin() + (grp + 1) * per);
-    std::partial_sort(v.begin(), v.begin() + std::min<std::int64_t>(2, per), v.end(), std::greater<>());
-    return per >= 2 ? v[0] + v[1] : v[0];
-  };
-  std::set<std::int64_t> cpu_groups, gpu_groups;
-  for (const float id : cpu_ids) cpu_groups.insert(static_cast<std::int64_t>(id) / per);
-  for (const float id : gpu_ids) gpu_groups.insert(static_cast<std::int64_t>(id) / per);
-  if (groups <= 1 || cpu_groups == gpu_groups) return false;
-  for (const auto a : cpu_groups)
-    for (const auto b : gpu_groups)
-      if (!gpu_groups.count(a) && !cpu_groups.count(b) && std::abs(group_score(a) - group_score(b)) > 4 * noise)
-        return false;
-  return true;
+std::set<std::int64_t> as_ids(const std::set<float>& v) {
+  std::set<std::int64_t> out;
+  for (const float x : v) out.insert(static_cast<std::int64_t>(x));
+  return out;
 }
 
 TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const models::ForwardTrace& gpu_trace,
@@ -195,8 +128,12 @@ TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const mode
           return;
         }
         const std::size_t E = cl->second.size() / static_cast<std::size_t>(T);
-        const std::vector<float> bias(b->second.begin(), b->second.begin() + static_cast<std::ptrdiff_t>(E));
-        if (!router_tie(cl->second, gl->second, bias, t, cpu_set, gpu_set, shape.groups)) {
+        const auto row = [&](const std::vector<float>& v) {
+          return std::span<const float>(v).subspan(static_cast<std::size_t>(t) * E, E);
+        };
+        if (b->second.size() < E ||
+            !models::router_choice_tie(row(cl->second), row(gl->second), std::span<const float>(b->second).first(E),
+                                       as_ids(cpu_set), as_ids(gpu_set), shape.groups)) {
           r.failure = name + " token " + std::to_string(t) + ": the router choice differs and is not a tie";
           return;
         }
@@ -208,7 +145,12 @@ TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const mode
           r.failure = stem + ": no pool scores traced on both sides";
           return;
         }
-        if (!indexer_tie(cs->second, gs->second, t, shape.kpool, cpu_set, gpu_set)) {
+        const std::size_t at = models::pool_scores_offset(0, t, shape.kpool),
+                          n = models::pool_scores_count(0, t, shape.kpool);
+        if (cs->second.size() != gs->second.size() || at + n > cs->second.size() ||
+            !models::indexer_choice_tie(std::span<const float>(cs->second).subspan(at, n),
+                                        std::span<const float>(gs->second).subspan(at, n), shape.kpool,
+                                        as_ids(cpu_set), as_ids(gpu_set))) {
           r.failure = name + " token " + std::to_string(t) + ": the indexer selection differs and is not a tie";
           return;
         }

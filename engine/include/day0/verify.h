@@ -1,7 +1,8 @@
 #pragma once
 // Numerical verification of a model against a reference dump (made by
-// tools/reference/make_gpt_oss_fixtures.py from Hugging Face transformers): per-layer hidden
-// states, attention outputs, router choices, logits and a greedy continuation.
+// tools/reference/make_*_fixtures.py from Hugging Face transformers): per-layer hidden states,
+// attention outputs, router and indexer choices (a differing choice on a tie reported as such
+// where the dump holds the scores behind it), logits and a greedy continuation.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -16,6 +17,10 @@ struct VerifyRow {
   double rel_l2 = 0;  // worst row: ||a - b|| / ||b||
   double max_abs = 0;
   double agreement = -1;  // fraction of equal choices (router top-k sets, greedy ids); -1 if n/a
+  // Selections (router, indexer) that differ but sit on a tie: the experts or pools only one side
+  // chose score within the noise between the two sides' scores of that token (the reference dump
+  // has the scores: router.<l>.logits, indexer.<l>.scores). Counted as agreeing.
+  std::int64_t ties = 0;
   bool pass = true;
 };
 

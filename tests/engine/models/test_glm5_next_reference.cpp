@@ -8,11 +8,13 @@
 #include <numeric>
 
 #include "day0/verify.h"
+#include "engine/safetensors_writer.h"
 #include "glm5_test_util.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
 #include "models/glm5_next_model.h"
 #include "models/loaded_model.h"
+#include "models/selection_ties.h"
 
 using namespace day0;
 using namespace day0::test;
@@ -47,6 +49,16 @@ std::vector<float> logits_in_chunks(models::LoadedModel& m, models::SessionState
   }
   return out;
 }
+
+template <typename T>
+RawTensor raw(const std::string& name, const std::string& dtype, std::vector<std::uint64_t> shape,
+              const std::vector<T>& values) {
+  RawTensor r{name, dtype, std::move(shape), std::vector<std::uint8_t>(values.size() * sizeof(T))};
+  std::memcpy(r.bytes.data(), values.data(), r.bytes.size());
+  return r;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 const char* kFixtures[] = {"tiny-glm5-hc2-kpool16", "tiny-glm5-hc3", "tiny-glm5-hc4", "tiny-glm5-hc4-mxfp4",
                            "tiny-glm5-next"};
@@ -112,6 +124,120 @@ class TestGlm5NextReference : public QObject {
       ++states;
     }
     QVERIFY(states >= 2);
+  }
+
+  // A dump whose router choice differs from Day0's on a near-tie, with the logits behind it, is
+  // reported as a tie and that row passes; one that differs far from a tie fails. The dump is Day0's own
+  // trace of a fixture's prompt with token t's weakest chosen expert x swapped for the best
+  // unchosen y and, for the tie, the dump's logit of x lowered so that its x scores just below
+  // y (noise = the sigmoid change of x, the dump's gap between them far below it).
+  void routerTiesAreReportedAsTies() {
+    const std::string name = "tiny-glm5-hc3";  // one routing group
+    ThreadPool pool(2);
+    auto model = load(glm5_model(name), pool);
+    QVERIFY(model);
+    const auto ids = read_ids(glm5_reference(name), "input_ids");
+    const auto T = static_cast<std::int64_t>(ids.size());
+    models::ForwardTrace trace;
+    auto state = model->new_state();
+    const auto logits = logits_in_chunks(*model, *state, ids, ids.size(), &trace);
+    QVERIFY(!logits.empty());
+    std::string layer;
+    for (const auto& [key, v] : trace.tensors)
+      if (key.rfind("router.", 0) == 0 && key.ends_with(".logits")) layer = key.substr(0, key.size() - 7);
+    QVERIFY2(!layer.empty(), "no router logits traced");
+    const auto& topk = trace.tensors.at(layer + ".topk");
+    const auto& rl = trace.tensors.at(layer + ".logits");
+    const auto& bias = trace.tensors.at(layer + ".bias");
+    const std::size_t K = topk.size() / static_cast<std::size_t>(T), E = rl.size() / static_cast<std::size_t>(T);
+    // Per token: the weakest chosen and the best unchosen expert, and their choice-score gap.
+    struct Edge {
+      std::int64_t t, x, y;
+      double gap;
+    };
+    std::vector<Edge> edges;
+    for (std::int64_t t = 0; t < T; ++t) {
+      std::set<std::int64_t> chosen;
+      for (std::size_t j = 0; j < K; ++j) chosen.insert(static_cast<std::int64_t>(topk[t * K + j]));
+      const auto c = [&](std::int64_t e) { return sigmoid(rl[t * E + e]) + bias[static_cast<std::size_t>(e)]; };
+      std::int64_t x = -1, y = -1;
+      for (std::int64_t e = 0; e < static_cast<std::int64_t>(E); ++e) {
+        if (chosen.count(e) && (x < 0 || c(e) < c(x))) x = e;
+        if (!chosen.count(e) && (y < 0 || c(e) > c(y))) y = e;
+      }
+      edges.push_back({t, x, y, c(x) - c(y)});
+    }
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.gap < b.gap; });
+    const Edge near = edges.front(), far = edges.back();
+    QVERIFY(far.gap > 10 * near.gap && far.gap > 1e-3);
+
+    const auto write_dump = [&](const fs::path& file, bool with_far) {
+      std::vector<std::int32_t> ref_topk(topk.begin(), topk.end());
+      std::vector<float> ref_logits = rl;
+      for (const Edge* e : {&near, with_far ? &far : nullptr}) {
+        if (e == nullptr) continue;
+        for (std::size_t j = 0; j < K; ++j)
+          if (ref_topk[e->t * K + j] == e->x) ref_topk[e->t * K + j] = static_cast<std::int32_t>(e->y);
+      }
+      // The dump's x scores a hair below its y: sigmoid(logit_x) lowered by gap + 1e-7.
+      const double target = sigmoid(rl[near.t * E + near.x]) - near.gap - 1e-7;
+      ref_logits[near.t * E + near.x] = static_cast<float>(std::log(target / (1.0 - target)));
+      std::vector<std::int32_t> input(ids.begin(), ids.end());
+      const auto U = static_cast<std::uint64_t>(T);
+      write_file(file, safetensors_bytes({raw("input_ids", "I32", {U}, input),
+                                          raw(layer + ".topk", "I32", {U, K}, ref_topk),
+                                          raw(layer + ".logits", "F32", {U, E}, ref_logits),
+                                          raw("logits", "F32", {U, logits.size() / U}, logits)}));
+    };
+    QTemporaryDir tmp;
+    VerifyOptions options;
+    options.threads = 2;
+    const fs::path tie_dump = fs::path(tmp.path().toStdString()) / "tie.safetensors";
+    write_dump(tie_dump, false);
+    auto report = verify_model(glm5_model(name), tie_dump, options);
+    QVERIFY2(report.is_ok(), report.status().message().c_str());
+    const std::string table = format_verify_report(*report);
+    qInfo("%s", table.c_str());
+    const auto row = std::find_if(report->rows.begin(), report->rows.end(),
+                                  [&](const VerifyRow& r) { return r.name == layer + ".topk"; });
+    QVERIFY(row != report->rows.end());
+    QCOMPARE(row->ties, std::int64_t{1});
+    QCOMPARE(row->agreement, 1.0);
+    QVERIFY2(row->pass, table.c_str());
+    QVERIFY2(table.find("(1 on a tie)") != std::string::npos, table.c_str());
+
+    const fs::path far_dump = fs::path(tmp.path().toStdString()) / "far.safetensors";
+    write_dump(far_dump, true);
+    report = verify_model(glm5_model(name), far_dump, options);
+    QVERIFY2(report.is_ok(), report.status().message().c_str());
+    const auto far_row = std::find_if(report->rows.begin(), report->rows.end(),
+                                      [&](const VerifyRow& r) { return r.name == layer + ".topk"; });
+    QVERIFY(far_row != report->rows.end());
+    QCOMPARE(far_row->ties, std::int64_t{1});
+    QCOMPARE(far_row->agreement, static_cast<double>(T - 1) / static_cast<double>(T));
+    QVERIFY(!far_row->pass && !report->passed);
+  }
+
+  // The tie rules themselves: a swap within the noise is a tie, past it is not; grouped routing
+  // compares the groups' scores; indexer pools by their scores, the shared tail ignored.
+  void tieRules() {
+    const std::vector<float> bias(4, 0.0f);
+    const std::vector<float> a{2.0f, 1.0f, 0.999f, -3.0f}, b{2.0f, 0.998f, 1.001f, -3.0f};
+    // Expert 1 against 2: their sigmoid gap (~2e-4) is within 2 x the noise (~4e-4).
+    QVERIFY(models::router_choice_tie(a, b, bias, {0, 1}, {0, 2}, 1));
+    // Expert 1 against 3: far apart.
+    QVERIFY(!models::router_choice_tie(a, b, bias, {0, 1}, {0, 3}, 1));
+    // Identical logits: no noise, so no swap is a tie.
+    QVERIFY(!models::router_choice_tie(a, a, bias, {0, 1}, {0, 2}, 1));
+    // Two groups of two: {0,1} against {2,3} with group scores 1.5+1.4 and 1.45+1.44 ... via logits.
+    const std::vector<float> g1{0.5f, 0.4f, 0.45f, 0.44f}, g2{0.49f, 0.39f, 0.46f, 0.45f};
+    QVERIFY(models::router_choice_tie(g1, g2, std::vector<float>(4, 0.0f), {0}, {2}, 2));
+    // Indexer: pools 0..3 visible (kpool 2, tokens 0..7); token sets differ in pool 1 vs 2.
+    const std::vector<float> s1{1.0f, 0.50f, 0.499f, 0.1f}, s2{1.0f, 0.499f, 0.50f, 0.1f};
+    QVERIFY(models::indexer_choice_tie(s1, s2, 2, {0, 1, 2, 3, 8}, {0, 1, 4, 5, 8}));
+    QVERIFY(!models::indexer_choice_tie(s1, s2, 2, {0, 1, 2, 3}, {0, 1, 6, 7}));
+    QCOMPARE(models::pool_scores_offset(0, 3, 2), std::size_t{0 + 1 + 1});
+    QCOMPARE(models::pool_scores_count(0, 3, 2), std::size_t{2});
   }
 
   // The same dump checked against another configuration's weights fails, and names a layer.
