@@ -66,7 +66,7 @@ endif()
 # image-reader threads are Qt's own and synchronise only inside Qt; the soak tests (1000
 # generations, minutes under TSan; their engine and bridge paths are the ones above).
 set(_day0_threaded_tests
-  "^(test_engine_session|test_device_selection|test_cli_engine|test_(remote_client|openai_server)|test_storage_(store|crash)|test_history_cli|test_knowledge_index|test_sanitizer_setup)$")
+  "^(test_engine_session|test_device_selection|test_cli_engine|test_(remote_client|openai_server|openai_server_images)|test_storage_(store|crash)|test_history_cli|test_knowledge_index|test_sanitizer_setup)$")
 set(_day0_tsan_gui_tests "^test_gui_(chat|remote|models|knowledge)$")
 
 get_property(_day0_tests DIRECTORY PROPERTY TESTS)

@@ -33,7 +33,8 @@ int usage(bool help) {
                "  --cors-origin lets browser pages on those origins call the API (a comma-separated list such\n"
                "  as http://localhost:3000,https://chat.example; * for any); off by default.\n"
                "  Request parameters the server does not implement (tools, response_format, logprobs, ...)\n"
-               "  are refused with a 400 that names them.\n");
+               "  are refused with a 400 that names them. A model that takes images reads image_url parts:\n"
+               "  data:image/png;base64,... (or JPEG) URLs, or absolute paths of image files on this machine.\n");
   return help ? 0 : 2;
 }
 

@@ -52,9 +52,10 @@ std::optional<ApiError> check_image_url(const std::string& url, const std::strin
 }
 
 // content: a string, null, or an array of parts {"type":"text","text"} / {"type":"image_url",
-// "image_url": {"url"} or "url"}. Appends the text, counts the images.
-std::optional<ApiError> read_content(const json& content, const std::string& param, std::string* text,
-                                     std::size_t* images) {
+// "image_url": {"url"} or "url"}. Appends the text; each image part is added to `images` with
+// the place in the text where it stands, at most `max_images` in all.
+std::optional<ApiError> read_content(const json& content, const std::string& param, std::size_t message,
+                                     std::size_t max_images, std::string* text, std::vector<ImagePart>* images) {
   if (content.is_null()) return std::nullopt;
   if (content.is_string()) {
     *text = content.get<std::string>();
@@ -83,8 +84,12 @@ std::optional<ApiError> read_content(const json& content, const std::string& par
         url = (*image)["url"].get<std::string>();
       else
         return bad("'" + p + ".image_url' must be an object with a string 'url'", p + ".image_url", "invalid_type");
+      if (images->size() >= max_images)
+        return bad("the messages hold more than " + std::to_string(max_images) +
+                       " images, the limit of this server; send fewer images (earlier turns' count too)",
+                   p, "too_many_images");
       if (auto e = check_image_url(url, p + ".image_url")) return e;
-      ++*images;
+      images->push_back({message, text->size(), std::move(url), p + ".image_url"});
     } else {
       return bad("content part type '" + t.substr(0, 40) + "' is not supported (use text or image_url)", p + ".type");
     }
@@ -235,7 +240,8 @@ std::optional<ChatCompletionRequest> parse_chat_request(std::string_view text, c
     if (content == m.end() && message.role != "assistant")
       return fail(bad("'" + p + ".content' is required", p + ".content", "missing_required_parameter"));
     if (content != m.end())
-      if (auto e = read_content(*content, p + ".content", &message.content, &r.image_count)) return fail(*e);
+      if (auto e = read_content(*content, p + ".content", i, limits.max_images, &message.content, &r.images))
+        return fail(*e);
     if (const auto reasoning = m.find("reasoning_content"); reasoning != m.end() && !reasoning->is_null()) {
       if (!reasoning->is_string()) return fail(wrong_type(p + ".reasoning_content", "a string", *reasoning));
       message.reasoning = reasoning->get<std::string>();

@@ -26,13 +26,27 @@ struct RequestLimits {
   std::size_t max_messages = 1024;
   std::size_t max_stop_strings = 4;
   std::size_t max_stop_length = 512;
+  // Image parts in the whole conversation (earlier turns' included): each is decoded and run
+  // through the model's vision encoder, so a request may not ask for an unbounded number.
+  std::size_t max_images = 32;
+};
+
+// An image_url content part, in the order the conversation holds them: the message it belongs
+// to, where in that message's text it stands (a byte offset: the text parts before it), its URL
+// (checked: a data:image/...;base64 URL, or an absolute path or file:// URL of an existing file)
+// and its parameter name for errors ("messages[1].content[2].image_url").
+struct ImagePart {
+  std::size_t message = 0;
+  std::size_t offset = 0;
+  std::string url;
+  std::string param;
 };
 
 struct ChatCompletionRequest {
   std::optional<std::string> model;
   std::vector<ChatMessage> messages;
-  std::size_t image_count = 0;  // image parts, each a valid data URL or a readable file
-  float temperature = 1.0f;     // OpenAI's default
+  std::vector<ImagePart> images;  // image parts of all messages, in order
+  float temperature = 1.0f;       // OpenAI's default
   float top_p = 1.0f;
   std::optional<std::int64_t> max_tokens;  // max_completion_tokens or max_tokens
   std::optional<std::uint64_t> seed;

@@ -9,6 +9,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "day0/log.h"
+#include "server/request_images.h"
 
 namespace day0::server {
 namespace {
@@ -73,6 +76,8 @@ struct Generation {
   Event last;
   std::shared_ptr<Session> session;
   std::shared_ptr<RequestHandle> handle;
+  // The request's images; the files written for it are removed once the engine is done with it.
+  std::unique_ptr<RequestImages> images;
 };
 
 // Consecutive pieces of one kind merged: [(reasoning?, text)].
@@ -122,6 +127,11 @@ struct OpenAiServer::Impl {
   ChatFormatter formatter;
   ServerOptions options;
   ModelSummary summary;
+  // What stands for one image in a message (empty: the model takes no images), and the image
+  // token in it, which the engine expands to the image's positions.
+  std::string image_placeholder;
+  std::int32_t image_token = -1;
+  ImageFolder image_folder;  // decoded data-URL images while their requests run
   Metrics metrics;
   httplib::Server http;
   std::mutex formatter_mutex;
@@ -132,6 +142,10 @@ struct OpenAiServer::Impl {
 
   Impl(Engine& e, std::shared_ptr<Model> m, ChatFormatter f, ServerOptions o)
       : engine(e), model(std::move(m)), formatter(std::move(f)), options(std::move(o)), summary(describe(*model)) {
+    image_placeholder = formatter.image_placeholder(summary);
+    // image_placeholder_ids are begin, image, end (or the image token alone).
+    const auto& ids = summary.image_placeholder_ids;
+    if (!image_placeholder.empty() && (ids.size() == 3 || ids.size() == 1)) image_token = ids[ids.size() / 2];
     http.set_payload_max_length(options.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       // CORS: an allowed origin's requests carry its name back; a preflight is answered here,
@@ -232,12 +246,30 @@ struct OpenAiServer::Impl {
             "invalid_request_error", "model", "model_not_found"};
   }
 
+  // The 400 for image parts sent to a model that takes none (`param`: the first part).
+  ApiError images_refused(const std::string& param) const {
+    if (summary.vision_needs_cpu)
+      return {400,
+              "the model '" + options.model_id +
+                  "' does not accept images on this server: its vision encoder runs on the CPU only and the model "
+                  "is loaded on " +
+                  summary.device + "; load the model with --device cpu (in the app, Device: CPU) to send it images",
+              "invalid_request_error", param, "model_does_not_accept_images"};
+    return {400,
+            "the model '" + options.model_id +
+                "' does not accept images (it reads text only); send the message without image parts",
+            "invalid_request_error", param, "model_does_not_accept_images"};
+  }
+
   static void reply_error(httplib::Response& res, const ApiError& e) {
     res.status = e.status;
     res.set_content(error_json(e), "application/json");
   }
 
   void on_event(Generation& g, const Event& e) {
+    // The engine has read the images once the generation ends (done or error): their files go
+    // before the reply does.
+    if (e.kind != Event::Kind::token && e.kind != Event::Kind::progress && g.images) g.images->remove();
     {
       std::lock_guard lock(g.mutex);
       if (e.kind == Event::Kind::progress) {
@@ -261,8 +293,9 @@ struct OpenAiServer::Impl {
     g.cv.notify_all();
   }
 
-  std::shared_ptr<Generation> start(Request request) {
+  std::shared_ptr<Generation> start(Request request, std::unique_ptr<RequestImages> images) {
     auto g = std::make_shared<Generation>();
+    g->images = std::move(images);
     g->session = engine.new_session(model);
     metrics.generation_queued();
     // The callback holds the generation until the engine has delivered its last event.
@@ -278,12 +311,15 @@ struct OpenAiServer::Impl {
     auto parsed = parse_chat_request(req.body, options.limits, &err);
     if (!parsed) return reply_error(res, err);
     if (parsed->model && *parsed->model != options.model_id) return reply_error(res, model_not_found(*parsed->model));
-    if (parsed->image_count > 0)
-      return reply_error(res,
-                         {400,
-                          "the model '" + options.model_id +
-                              "' does not accept images (it reads text only); send the message without image parts",
-                          "invalid_request_error", "messages", "model_does_not_accept_images"});
+    // Image parts: each decoded (data URLs into files of the server's temporary folder) and
+    // measured, then written into its message as the model's placeholder. The files go when the
+    // generation has finished, or with `images` on any return before it starts.
+    auto images = std::make_unique<RequestImages>();
+    if (!parsed->images.empty()) {
+      if (image_placeholder.empty()) return reply_error(res, images_refused(parsed->images.front().param));
+      if (auto e = prepare_images(parsed->images, *model, image_folder, images.get())) return reply_error(res, *e);
+      place_images(parsed->images, images->positions, image_placeholder, &parsed->messages);
+    }
     // Under stop (the default) the whole conversation goes in, and one that is too long is refused
     // below; the other policies leave earlier turns out, keeping room for max_tokens.
     Result<FittedPrompt> fitted = [&] {
@@ -296,8 +332,8 @@ struct OpenAiServer::Impl {
       return reply_error(res, {400, "the messages cannot be formatted for this model: " + fitted.status().message(),
                                "invalid_request_error", "messages", "invalid_value"});
     const std::size_t dropped = fitted->dropped;
-    Result<std::vector<std::int32_t>> context = std::move(fitted->tokens);
-    const auto prompt_tokens = static_cast<std::int64_t>(context->size());
+    // The positions the prompt takes: its tokens, each image token expanded to its image's.
+    const std::int64_t prompt_tokens = fitted->positions;
     const std::int64_t room = summary.max_context - prompt_tokens;
     if (room < 1 || (parsed->max_tokens && *parsed->max_tokens > room))
       return reply_error(
@@ -306,6 +342,21 @@ struct OpenAiServer::Impl {
                     std::to_string(prompt_tokens) + " and max_tokens asks for " +
                     std::to_string(parsed->max_tokens.value_or(1)),
                 "invalid_request_error", parsed->max_tokens ? "max_tokens" : "messages", "context_length_exceeded"});
+    // The images of the messages kept, in order: each image token of the prompt stands for the
+    // next, so image markers typed into the text would stand for images that are not there.
+    std::vector<std::filesystem::path> files;
+    if (!parsed->images.empty()) {
+      std::vector<bool> kept(parsed->messages.size(), false);
+      for (const std::size_t i : fitted->kept) kept[i] = true;
+      for (std::size_t k = 0; k < parsed->images.size(); ++k)
+        if (kept[parsed->images[k].message]) files.push_back(images->files[k]);
+      const auto marks = std::count(fitted->tokens.begin(), fitted->tokens.end(), image_token);
+      if (image_token >= 0 && static_cast<std::size_t>(marks) != files.size())
+        return reply_error(res, {400,
+                                 "the messages' text holds the model's image markers (" + image_placeholder +
+                                     "); images go in image_url parts",
+                                 "invalid_request_error", "messages", "invalid_value"});
+    }
     if (metrics.in_flight() >= options.max_in_flight)
       return reply_error(res, {503,
                                "the server is busy: " + std::to_string(options.max_in_flight) +
@@ -313,14 +364,15 @@ struct OpenAiServer::Impl {
                                "server_error", "", "server_busy"});
 
     Request request;
-    request.context = std::move(*context);
+    request.context = std::move(fitted->tokens);
+    request.images = std::move(files);
     request.sampling.temperature = parsed->temperature;
     request.sampling.top_p = parsed->top_p;
     request.sampling.seed = parsed->seed ? *parsed->seed : std::random_device{}();
     request.stop.max_new_tokens = parsed->max_tokens.value_or(std::min(options.default_max_tokens, room));
     request.stop.extra_stop_ids = formatter.turn_end_ids();
     request.stop.stop_strings = parsed->stop;
-    auto g = start(std::move(request));
+    auto g = start(std::move(request), std::move(images));
 
     char id_text[40];
     std::snprintf(id_text, sizeof id_text, "chatcmpl-%llx%06llx", static_cast<unsigned long long>(std::time(nullptr)),

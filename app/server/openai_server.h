@@ -5,6 +5,7 @@
 // Requests queue on the engine's thread; each gets its own session (the API is stateless).
 // A streaming client that goes away cancels its generation at the next token or keep-alive.
 // With an API key every route but /health needs "Authorization: Bearer <key>".
+// Image parts go to a model that takes images (request_images.h); others refuse them with a 400.
 // Parameters it does not implement (tools, response_format, logprobs, ...) get a 400 naming them;
 // finish_reason is "stop" or "length" as OpenAI defines them (a failed or cancelled generation
 // is an error, not a finish reason).

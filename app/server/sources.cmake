@@ -7,6 +7,7 @@ add_library(day0_server STATIC
   ${CMAKE_CURRENT_LIST_DIR}/chat_request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/request_images.cpp
 )
 target_include_directories(day0_server PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(day0_server PUBLIC day0_engine PRIVATE PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json Threads::Threads)

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "server/chat_request.h"
+#include "server/request_images.h"
 
 using day0::server::ApiError;
 using day0::server::data_url_problem;
@@ -47,7 +48,7 @@ class TestChatRequest : public QObject {
     QCOMPARE(r->stop, (std::vector<std::string>{"x", "yz"}));
     QVERIFY(r->stream);
     QVERIFY(r->include_usage);
-    QCOMPARE(r->image_count, std::size_t{0});
+    QVERIFY(r->images.empty());
   }
 
   // Unimplemented parameters at values that ask for nothing, and bookkeeping fields, pass.
@@ -246,8 +247,48 @@ class TestChatRequest : public QObject {
         "{\"type\":\"image_url\",\"image_url\":{\"url\":\"file://" DAY0_SOURCE_DIR "/README.md\"}}]}]}",
         {}, &e);
     QVERIFY2(r.has_value(), e.message.c_str());
-    QCOMPARE(r->image_count, std::size_t{2});
+    QCOMPARE(r->images.size(), std::size_t{2});
     QCOMPARE(r->messages[0].content, std::string("what is this"));
+    QCOMPARE(r->images[0].url, std::string("data:image/png;base64,iVBORw0KGgphYmNk"));
+    QCOMPARE(r->images[1].url, std::string("file://" DAY0_SOURCE_DIR "/README.md"));
+    QCOMPARE(r->images[1].param, std::string("messages[0].content[2].image_url"));
+  }
+
+  // Each image part keeps its message and its place among the text parts, in order.
+  void imagePlaces() {
+    ApiError e;
+    const auto r = parse_chat_request(
+        "{\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":["
+        "{\"type\":\"image_url\",\"image_url\":\"data:image/png;base64,iVBORw0KGgphYmNk\"},"
+        "{\"type\":\"text\",\"text\":\"before \"},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/jpeg;base64,/9j/4A==\"}},"
+        "{\"type\":\"text\",\"text\":\"after\"}]}]}",
+        {}, &e);
+    QVERIFY2(r.has_value(), e.message.c_str());
+    QCOMPARE(r->messages[1].content, std::string("before after"));
+    QCOMPARE(r->images.size(), std::size_t{2});
+    QCOMPARE(r->images[0].message, std::size_t{1});
+    QCOMPARE(r->images[0].offset, std::size_t{0});
+    QCOMPARE(r->images[1].message, std::size_t{1});
+    QCOMPARE(r->images[1].offset, std::size_t{7});
+    QCOMPARE(r->images[1].param, std::string("messages[1].content[2].image_url"));
+  }
+
+  // More image parts than the limit, across messages, are a 400 naming the first one over it.
+  void imageCountLimit() {
+    RequestLimits limits;
+    limits.max_images = 2;
+    const std::string image = "{\"type\":\"image_url\",\"image_url\":\"data:image/png;base64,iVBORw0KGgphYmNk\"}";
+    const std::string two = "{\"messages\":[{\"role\":\"user\",\"content\":[" + image +
+                            "]},{\"role\":\"user\",\"content\":[" + image + "]}]}";
+    QCOMPARE(rejection(two, limits).message, std::string("accepted"));
+    const std::string three = "{\"messages\":[{\"role\":\"user\",\"content\":[" + image +
+                              "]},{\"role\":\"user\",\"content\":[" + image + "," + image + "]}]}";
+    const ApiError e = rejection(three, limits);
+    QCOMPARE(e.status, 400);
+    QCOMPARE(e.code, std::string("too_many_images"));
+    QCOMPARE(e.param, std::string("messages[1].content[1]"));
+    QVERIFY2(QString::fromStdString(e.message).contains("more than 2 images"), e.message.c_str());
   }
 
   void dataUrls() {
@@ -262,6 +303,35 @@ class TestChatRequest : public QObject {
     QVERIFY(data_url_problem("data:image/png;base64,ab c"));   // a space
     QVERIFY(data_url_problem("data:image/png;base64,a==="));   // three padding characters
     QVERIFY(data_url_problem("image/png;base64,aGk="));        // no scheme
+  }
+
+  // Base64 payloads decode to their bytes (every length's padding); anything else is refused.
+  void base64() {
+    std::mt19937 rng(3);
+    for (int n = 0; n < 40; ++n) {
+      QByteArray bytes(n, '\0');
+      for (auto& b : bytes) b = static_cast<char>(rng());
+      const auto decoded = day0::server::decode_base64(bytes.toBase64().toStdString());
+      QVERIFY(decoded.has_value());
+      QCOMPARE(*decoded, bytes.toStdString());
+    }
+    for (const char* bad : {"abc", "ab=c", "a===", "ab c", "ab-_", "=abc", "abcd=bcd"})
+      QVERIFY2(!day0::server::decode_base64(bad), bad);
+  }
+
+  // Each image's placeholder goes where its part stood; the positions beyond the image token
+  // count as the message's extra tokens.
+  void placeImages() {
+    std::vector<day0::ChatMessage> messages = {{"user", "ab", ""}, {"assistant", "x", ""}, {"user", "cd", ""}};
+    const std::vector<day0::server::ImagePart> parts = {
+        {0, 0, "u", "p"}, {0, 1, "u", "p"}, {0, 2, "u", "p"}, {2, 2, "u", "p"}};
+    day0::server::place_images(parts, {5, 1, 3, 10}, "<I>", &messages);
+    QCOMPARE(messages[0].content, std::string("<I>a<I>b<I>"));
+    QCOMPARE(messages[0].extra_tokens, std::int64_t{4 + 0 + 2});
+    QCOMPARE(messages[1].content, std::string("x"));
+    QCOMPARE(messages[1].extra_tokens, std::int64_t{0});
+    QCOMPARE(messages[2].content, std::string("cd<I>"));
+    QCOMPARE(messages[2].extra_tokens, std::int64_t{9});
   }
 
   // Random mutations of a valid request never crash the reader; each answer is either a request

@@ -6,3 +6,6 @@ day0_add_test(test_remote_client SOURCES server/test_remote_client.cpp LABEL int
 day0_add_test(test_openai_server SOURCES server/test_openai_server.cpp LABEL integration
   LIBS day0_remote day0_engine PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
 add_dependencies(test_openai_server day0-cli)
+day0_add_test(test_openai_server_images SOURCES server/test_openai_server_images.cpp LABEL integration
+  LIBS day0_engine PkgConfig::CPP_HTTPLIB nlohmann_json::nlohmann_json)
+add_dependencies(test_openai_server_images day0-cli)
