@@ -126,6 +126,7 @@ TENSOR_DOC = {
     "router.<l>.topk": "I32 [T,k]: selected expert ids, ascending, decode path.",
     "router.<l>.weights": "F32 [T,k]: routing weights (after norm_topk_prob and routed_scaling_factor) "
                           "in the order of router.<l>.topk.",
+    "router.<l>.logits": "F32 [T,E]: the router's logits (gate weight times the gate's input, fp32), decode path.",
     "indexer.<l>.topk": "I32 [T,index_topk+kpool-1]: raw token positions the DSA layer attends "
                         "(selected complete pools, then the incomplete tail), -1 padded, decode path; "
                         "for a shared layer, the selection it received from the layer before.",
@@ -374,11 +375,15 @@ class Capture:
         self.handles.append(module.register_forward_hook(fn))
 
     def _router(self, i):
-        def fn(_m, _i, out):
+        def fn(m, inputs, out):
             _, weights, idx = out
             order = idx.argsort(dim=-1)
             self._add(f"router.{i}.topk", idx.gather(-1, order).to(torch.int32).cpu())
             self._add(f"router.{i}.weights", weights.gather(-1, order).float().cpu())
+            # The logits behind the choice (W x on the gate's own input, in fp32), so that a
+            # differing choice can be shown to sit on a tie.
+            x = inputs[0].reshape(-1, inputs[0].shape[-1]).float()
+            self._add(f"router.{i}.logits", torch.nn.functional.linear(x, m.weight.float()).cpu())
         return fn
 
     def _shared(self, i):
