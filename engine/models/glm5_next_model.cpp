@@ -30,7 +30,7 @@
 #include "models/glm5_next_weights.h"
 #include "models/streamed_experts.h"
 #include "models/weights.h"
-#include "vision/glm5_vision_tower.h"
+#include "vision/glm5_vision.h"
 #include "vision/image_input.h"
 
 namespace day0::models {
@@ -127,17 +127,7 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
     kda_layers_ = g.kda_layers;
     mla_layers_ = g.mla_layers;
     indexer_layers_ = g.indexer_layers;
-    const WeightSource w(checkpoint_);
-    const std::int64_t H = s_.hidden;
-    if (config.vision() && checkpoint_->find("model.visual.patch_embed.proj.weight")) {
-      DAY0_ASSIGN_OR_RETURN(const vision::VisionTowerConfig vc, vision::parse_vision_config(config));
-      if (vc.out_hidden != H)
-        return error(ErrorCode::corrupt_data,
-                     config.origin() + ": vision_config.out_hidden_size differs from the text hidden size");
-      DAY0_ASSIGN_OR_RETURN(tower_, vision::VisionTower::load(vc, w, "model.visual", pool_));
-      DAY0_ASSIGN_OR_RETURN(processor_, vision::load_processor_config(config, checkpoint_->dir()));
-      DAY0_ASSIGN_OR_RETURN(image_ids_, vision::image_token_ids(config));
-    }
+    DAY0_ASSIGN_OR_RETURN(vision_, vision::load_glm5_vision(config, checkpoint_, s_.hidden, pool_));
     decode_bytes_ = decode_weight_bytes(*checkpoint_, s_.experts, s_.top_k, s_.tied);
     return Status::ok();
   }
@@ -184,16 +174,12 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   ExpertStreaming expert_streaming() const override { return streamed_ ? streamed_->report() : ExpertStreaming{}; }
 
   // vision::ImageInputModel
-  const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }
-  const vision::ProcessorConfig& processor() const override { return processor_; }
+  const vision::ImageTokenIds& image_tokens() const override { return vision_.ids; }
+  const vision::ProcessorConfig& processor() const override { return vision_.processor; }
   std::int64_t embedding_size() const override { return s_.hidden; }
+  std::string images_unavailable() const override { return vision_.unavailable; }
   Result<vision::EncodedImage> encode_image(const vision::VisionInput& input, ForwardTrace* trace) override {
-    if (!tower_) return error(ErrorCode::unsupported, "this checkpoint has no vision tower; it takes no images");
-    vision::EncodedImage out;
-    DAY0_ASSIGN_OR_RETURN(out.features, tower_->encode(input, trace));
-    out.tokens = static_cast<std::int64_t>(out.features.size()) / s_.hidden;
-    out.hash = vision::hash_vision_input(input);
-    return out;
+    return vision_.encode(input, trace, s_.hidden);
   }
   Status embed_tokens(std::span<const std::int32_t> tokens, float* out) const override {
     for (const std::int32_t id : tokens)
@@ -392,9 +378,7 @@ class Glm5Model final : public LoadedModel, public vision::ImageInputModel {
   blocks::MoeConfig moe_;
   std::optional<blocks::KdaConfig> kda_;
   cpu::Matrix embed_, final_norm_, lm_head_;
-  std::unique_ptr<vision::VisionTower> tower_;
-  vision::ProcessorConfig processor_;
-  vision::ImageTokenIds image_ids_;
+  vision::Glm5Vision vision_;
   std::vector<Glm5Layer> layers_;
   std::vector<std::int64_t> slot_;        // per layer: index into the session's KDA or MLA caches
   std::vector<std::int64_t> index_slot_;  // per layer: index into the indexer caches, or -1

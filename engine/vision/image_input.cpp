@@ -133,6 +133,8 @@ Result<PreparedPrompt> prepare_prompt(models::LoadedModel& model, std::span<cons
     return p;
   }
   p.model = image_input(model);
+  if (p.model != nullptr && !p.model->images_unavailable().empty())
+    return error(ErrorCode::unsupported, "this model reads no images: " + p.model->images_unavailable());
   if (p.model == nullptr || p.model->image_tokens().image < 0)
     return error(ErrorCode::unsupported, "this model takes no images");
   constexpr std::size_t kCachedImages = 16;

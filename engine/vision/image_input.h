@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "day0/status.h"
@@ -72,6 +73,9 @@ class ImageInputModel {
   // LoadedModel::forward over given input embeddings [T, embedding_size()].
   virtual Status forward_embeddings(models::SessionState& state, const float* embeddings, std::int64_t T,
                                     std::int64_t logit_rows, float* logits, models::ForwardTrace* trace) = 0;
+  // Why this model reads no images although its family can (a vision tower that could not be
+  // loaded), or empty.
+  virtual std::string images_unavailable() const { return {}; }
 };
 
 inline ImageInputModel* image_input(models::LoadedModel& model) { return dynamic_cast<ImageInputModel*>(&model); }

@@ -2,6 +2,7 @@
 target_sources(day0_engine PRIVATE
   io/image_decode.cpp
   vision/glm5_vision_preprocess.cpp
+  vision/glm5_vision.cpp
   vision/glm5_vision_tower.cpp
   vision/image_input.cpp
   vision/image_prompt.cpp)

@@ -27,10 +27,8 @@
 #include "models/architecture.h"
 #include "models/glm5_next_config.h"
 #include "models/glm5_next_weights.h"
-#include "models/weights.h"
 #include "rms_norm.h"
-#include "vision/glm5_vision_tower.h"
-#include "vision/image_input.h"
+#include "vision/glm5_vision.h"
 
 namespace day0::cuda {
 namespace {
@@ -148,16 +146,12 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
   }
 
   // vision::ImageInputModel
-  const vision::ImageTokenIds& image_tokens() const override { return image_ids_; }
-  const vision::ProcessorConfig& processor() const override { return processor_; }
+  const vision::ImageTokenIds& image_tokens() const override { return vision_.ids; }
+  const vision::ProcessorConfig& processor() const override { return vision_.processor; }
   std::int64_t embedding_size() const override { return s_.c.hidden; }
+  std::string images_unavailable() const override { return vision_.unavailable; }
   Result<vision::EncodedImage> encode_image(const vision::VisionInput& input, ForwardTrace* trace) override {
-    if (!tower_) return error(ErrorCode::unsupported, "this checkpoint has no vision tower; it takes no images");
-    vision::EncodedImage out;
-    DAY0_ASSIGN_OR_RETURN(out.features, tower_->encode(input, trace));
-    out.tokens = static_cast<std::int64_t>(out.features.size()) / s_.c.hidden;
-    out.hash = vision::hash_vision_input(input);
-    return out;
+    return vision_.encode(input, trace, s_.c.hidden);
   }
   // Text rows from the embedding table as the checkpoint holds it (mapped, on the host).
   Status embed_tokens(std::span<const std::int32_t> tokens, float* out) const override {
@@ -236,9 +230,7 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
   Shape s_;
   std::shared_ptr<const io::Checkpoint> checkpoint_;  // keeps embed_host_ and the tower's weights mapped
   cpu::Matrix embed_host_;
-  std::unique_ptr<vision::VisionTower> tower_;
-  vision::ProcessorConfig processor_;
-  vision::ImageTokenIds image_ids_;
+  vision::Glm5Vision vision_;
   std::int64_t moe_gemm_tokens_ = kGlm5MoeGemmTokens;
   PhaseTimer* pt_ = &prefill_timer_;
   std::int64_t pass_pos_ = 0;  // the first position of the prefill pass being run
@@ -369,15 +361,7 @@ Status Glm5Cuda::init(const io::ModelConfig& config, const std::shared_ptr<const
   DAY0_ASSIGN_OR_RETURN(const models::Glm5Weights w, models::bind_glm5_weights(config, s_.c, checkpoint, {}));
   checkpoint_ = checkpoint;
   embed_host_ = w.embed;
-  if (config.vision() && checkpoint->find("model.visual.patch_embed.proj.weight")) {
-    DAY0_ASSIGN_OR_RETURN(const vision::VisionTowerConfig vc, vision::parse_vision_config(config));
-    if (vc.out_hidden != s_.c.hidden)
-      return error(ErrorCode::corrupt_data,
-                   config.origin() + ": vision_config.out_hidden_size differs from the text hidden size");
-    DAY0_ASSIGN_OR_RETURN(tower_, vision::VisionTower::load(vc, models::WeightSource(checkpoint), "model.visual", pool));
-    DAY0_ASSIGN_OR_RETURN(processor_, vision::load_processor_config(config, checkpoint->dir()));
-    DAY0_ASSIGN_OR_RETURN(image_ids_, vision::image_token_ids(config));
-  }
+  DAY0_ASSIGN_OR_RETURN(vision_, vision::load_glm5_vision(config, checkpoint, s_.c.hidden, pool));
   WeightUploader uploader(device_);
   WeightPlacer put(uploader, ledger_.get());
   const auto W = MemoryCategory::weights;

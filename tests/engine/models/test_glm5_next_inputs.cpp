@@ -2,6 +2,8 @@
 // generator wrote, and checked against its transformers reference), the day0-cli commands on a
 // glm5_next folder, and hostile configs and checkpoints, which must give clear errors.
 #include <QtTest>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "app/process_runner.h"
@@ -10,6 +12,7 @@
 #include "glm5_test_util.h"
 #include "io/checkpoint.h"
 #include "models/loaded_model.h"
+#include "vision/image_input.h"
 
 using namespace day0;
 using namespace day0::test;
@@ -215,6 +218,62 @@ class TestGlm5NextInputs : public QObject {
       const Status s = load_status(dir);
       QVERIFY(!s.is_ok());
       QVERIFY2(mentions(s, "gate_up_proj_blocks"), s.message().c_str());
+    }
+  }
+
+  // A vision config that does not fit the text model (out_hidden_size differing from the hidden
+  // size) leaves a text model: it loads and generates, and an image sent to it gets the reason
+  // instead of the whole model failing to open. A tower tensor missing is a damaged checkpoint:
+  // an error naming it.
+  void unusableVisionTowerLeavesATextModel() {
+    for (const bool missing_tensor : {false, true}) {
+      QTemporaryDir tmp;
+      const fs::path dir = copy_model(tmp, "tiny-glm5-next");
+      const std::string reason = "out_hidden_size";
+      if (missing_tensor) {
+        // The tower's first block's attention projection renamed away.
+        const std::string from = "model.visual.blocks.0.attn.proj.weight", to = "model.visual.blocks.0.attn.gone.weight";
+        bool renamed = false;
+        for (const auto& e : fs::directory_iterator(dir)) {
+          // The shard's header and the index name it: both renamed.
+          if (e.path().extension() != ".safetensors" && e.path().filename() != "model.safetensors.index.json") continue;
+          std::string bytes;
+          {
+            std::ifstream in(e.path(), std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(in), {});
+          }
+          const auto at = bytes.find(from);
+          if (at == std::string::npos || at > 8 + (1u << 24)) continue;
+          bytes.replace(at, from.size(), to);  // same length: the header stays valid
+          std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << bytes;
+          renamed |= e.path().extension() == ".safetensors";
+        }
+        QVERIFY(renamed);
+      } else {
+        auto cfg = read_json(dir / "config.json");
+        cfg["vision_config"]["out_hidden_size"] = cfg["text_config"]["hidden_size"].get<int>() * 2;
+        write_json(dir / "config.json", cfg);
+      }
+      ThreadPool pool(1);
+      auto model = models::load_model(dir, pool);
+      if (missing_tensor) {
+        QVERIFY(!model.is_ok());
+        QVERIFY2(mentions(model.status(), "model.visual.blocks.0.attn.proj.weight"), model.status().message().c_str());
+        continue;
+      }
+      QVERIFY2(model.is_ok(), model.status().message().c_str());
+      auto state = (*model)->new_state();
+      const std::int32_t ids[3] = {1, 2, 3};
+      std::vector<float> logits(static_cast<std::size_t>((*model)->vocab_size()));
+      QVERIFY((*model)->forward(*state, ids, 1, logits.data(), nullptr).is_ok());
+      auto* images = vision::image_input(**model);
+      QVERIFY(images != nullptr);
+      QVERIFY2(images->images_unavailable().find(reason) != std::string::npos, images->images_unavailable().c_str());
+      const auto image = fs::path(DAY0_TEST_DATA_DIR) / "vision" / "aligned_112x140.png";
+      const std::int32_t prompt[3] = {12, 358, 56};
+      auto prepared = vision::prepare_prompt(**model, prompt, {image}, nullptr);
+      QVERIFY(!prepared.is_ok());
+      QVERIFY2(mentions(prepared.status(), reason), prepared.status().message().c_str());
     }
   }
 
