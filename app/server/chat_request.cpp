@@ -30,12 +30,16 @@ ApiError wrong_type(const std::string& param, const char* expected, const json& 
 }
 
 // Checks one image part's URL: a data URL, a file:// URL or an absolute path on this machine.
-std::optional<ApiError> check_image_url(const std::string& url, const std::string& param) {
+std::optional<ApiError> check_image_url(const std::string& url, const std::string& param, bool server_files) {
   if (url.rfind("data:", 0) == 0) {
     if (auto problem = data_url_problem(url))
       return bad("invalid image data URL: " + *problem, param, "invalid_image_url");
     return std::nullopt;
   }
+  if (!server_files && (url.rfind("file://", 0) == 0 || (!url.empty() && url.front() == '/')))
+    return bad("image file paths are read only for clients on the server's own machine; send the image as a data URL "
+               "(data:image/png;base64,...)",
+               param, "invalid_image_url");
   std::string path;
   if (url.rfind("file://", 0) == 0)
     path = url.substr(7);
@@ -55,7 +59,8 @@ std::optional<ApiError> check_image_url(const std::string& url, const std::strin
 // "image_url": {"url"} or "url"}. Appends the text; each image part is added to `images` with
 // the place in the text where it stands, at most `max_images` in all.
 std::optional<ApiError> read_content(const json& content, const std::string& param, std::size_t message,
-                                     std::size_t max_images, std::string* text, std::vector<ImagePart>* images) {
+                                     const RequestLimits& limits, std::string* text, std::vector<ImagePart>* images) {
+  const std::size_t max_images = limits.max_images;
   if (content.is_null()) return std::nullopt;
   if (content.is_string()) {
     *text = content.get<std::string>();
@@ -88,7 +93,7 @@ std::optional<ApiError> read_content(const json& content, const std::string& par
         return bad("the messages hold more than " + std::to_string(max_images) +
                        " images, the limit of this server; send fewer images (earlier turns' count too)",
                    p, "too_many_images");
-      if (auto e = check_image_url(url, p + ".image_url")) return e;
+      if (auto e = check_image_url(url, p + ".image_url", limits.server_image_files)) return e;
       images->push_back({message, text->size(), std::move(url), p + ".image_url"});
     } else {
       return bad("content part type '" + t.substr(0, 40) + "' is not supported (use text or image_url)", p + ".type");
@@ -240,7 +245,7 @@ std::optional<ChatCompletionRequest> parse_chat_request(std::string_view text, c
     if (content == m.end() && message.role != "assistant")
       return fail(bad("'" + p + ".content' is required", p + ".content", "missing_required_parameter"));
     if (content != m.end())
-      if (auto e = read_content(*content, p + ".content", i, limits.max_images, &message.content, &r.images))
+      if (auto e = read_content(*content, p + ".content", i, limits, &message.content, &r.images))
         return fail(*e);
     if (const auto reasoning = m.find("reasoning_content"); reasoning != m.end() && !reasoning->is_null()) {
       if (!reasoning->is_string()) return fail(wrong_type(p + ".reasoning_content", "a string", *reasoning));

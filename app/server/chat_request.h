@@ -29,6 +29,10 @@ struct RequestLimits {
   // Image parts in the whole conversation (earlier turns' included): each is decoded and run
   // through the model's vision encoder, so a request may not ask for an unbounded number.
   std::size_t max_images = 32;
+  // Whether image parts may name files on the server (absolute paths, file:// URLs). The server
+  // allows it for clients on this machine only: a remote client could otherwise have any image
+  // the server process can read described to it, or learn which files exist.
+  bool server_image_files = true;
 };
 
 // An image_url content part, in the order the conversation holds them: the message it belongs

@@ -95,7 +95,8 @@ std::vector<std::pair<bool, std::string>> merge(const std::vector<OutputPiece>& 
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0 ||
+         host.rfind("::ffff:127.", 0) == 0;  // an IPv4 loopback client of a dual-stack socket
 }
 
 std::optional<std::vector<std::string>> parse_cors_origins(std::string_view text, std::string* problem) {
@@ -308,7 +309,9 @@ struct OpenAiServer::Impl {
 
   void chat_completions(const httplib::Request& req, httplib::Response& res) {
     ApiError err;
-    auto parsed = parse_chat_request(req.body, options.limits, &err);
+    RequestLimits limits = options.limits;
+    limits.server_image_files = limits.server_image_files && is_loopback_host(req.remote_addr);
+    auto parsed = parse_chat_request(req.body, limits, &err);
     if (!parsed) return reply_error(res, err);
     if (parsed->model && *parsed->model != options.model_id) return reply_error(res, model_not_found(*parsed->model));
     // Image parts: each decoded (data URLs into files of the server's temporary folder) and

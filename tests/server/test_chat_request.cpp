@@ -5,6 +5,7 @@
 #include <random>
 
 #include "server/chat_request.h"
+#include "server/openai_server.h"
 #include "server/request_images.h"
 
 using day0::server::ApiError;
@@ -252,6 +253,35 @@ class TestChatRequest : public QObject {
     QCOMPARE(r->images[0].url, std::string("data:image/png;base64,iVBORw0KGgphYmNk"));
     QCOMPARE(r->images[1].url, std::string("file://" DAY0_SOURCE_DIR "/README.md"));
     QCOMPARE(r->images[1].param, std::string("messages[0].content[2].image_url"));
+  }
+
+  // Files on the server are for clients on its own machine: with server_image_files off (a remote
+  // client), a path or file:// URL is refused without telling whether the file exists, and a
+  // data URL still goes through.
+  void serverFilesOnlyForLocalClients() {
+    RequestLimits remote;
+    remote.server_image_files = false;
+    for (const std::string url : {"file://" DAY0_SOURCE_DIR "/README.md", DAY0_SOURCE_DIR "/README.md",
+                                  "/no/such/file.png"}) {
+      ApiError e;
+      const auto r = parse_chat_request(
+          "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":\"" + url +
+              "\"}]}]}",
+          remote, &e);
+      QVERIFY(!r.has_value());
+      QCOMPARE(e.code, std::string("invalid_image_url"));
+      QVERIFY2(e.message.find("data URL") != std::string::npos && e.message.find("exist") == std::string::npos,
+               e.message.c_str());
+    }
+    ApiError e;
+    const auto r = parse_chat_request(
+        "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+        "\"image_url\":\"data:image/png;base64,iVBORw0KGgphYmNk\"}]}]}",
+        remote, &e);
+    QVERIFY2(r.has_value(), e.message.c_str());
+    QVERIFY(day0::server::is_loopback_host("127.0.0.1") && day0::server::is_loopback_host("::1") &&
+            day0::server::is_loopback_host("::ffff:127.0.0.1"));
+    QVERIFY(!day0::server::is_loopback_host("192.168.1.20") && !day0::server::is_loopback_host("::ffff:10.0.0.1"));
   }
 
   // Each image part keeps its message and its place among the text parts, in order.
