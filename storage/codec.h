@@ -5,17 +5,17 @@
 #include <string>
 #include <string_view>
 
+#include "common/base64.h"
+
 namespace day0::storage {
 
 // 64 lowercase hex digits.
 std::string sha256_hex(std::string_view bytes);
 bool is_sha256_hex(std::string_view text);
 
-// Standard alphabet with '=' padding (RFC 4648 section 4).
-std::string base64_encode(std::string_view bytes);
-// Strict: only the standard alphabet, length a multiple of 4, padding only at the end, and
-// zero unused bits, so every byte string has exactly one accepted encoding. nullopt otherwise.
-std::optional<std::string> base64_decode(std::string_view text);
+// Base64 (common/base64.h; the history decodes canonically: one accepted encoding per byte string).
+using day0::base64_decode;
+using day0::base64_encode;
 
 // A random (version 4) UUID from the system's cryptographic generator, lowercase:
 // xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx.

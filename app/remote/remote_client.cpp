@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/base64.h"
 #include "remote/sse_parser.h"
 
 namespace day0::remote {
@@ -294,20 +295,7 @@ Result<std::string> image_data_url(const std::filesystem::path& file) {
     mime = "image/webp";
   else
     return error(ErrorCode::unsupported, file.string() + " is not a PNG, JPEG, GIF or WebP image");
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out = "data:" + mime + ";base64,";
-  out.reserve(out.size() + (bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::uint32_t b0 = static_cast<unsigned char>(bytes[i]);
-    const std::uint32_t b1 = i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) : 0;
-    const std::uint32_t b2 = i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0;
-    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
-  }
-  return out;
+  return "data:" + mime + ";base64," + base64_encode(bytes);
 }
 
 }  // namespace day0::remote

@@ -144,9 +144,7 @@ struct OpenAiServer::Impl {
   Impl(Engine& e, std::shared_ptr<Model> m, ChatFormatter f, ServerOptions o)
       : engine(e), model(std::move(m)), formatter(std::move(f)), options(std::move(o)), summary(describe(*model)) {
     image_placeholder = formatter.image_placeholder(summary);
-    // image_placeholder_ids are begin, image, end (or the image token alone).
-    const auto& ids = summary.image_placeholder_ids;
-    if (!image_placeholder.empty() && (ids.size() == 3 || ids.size() == 1)) image_token = ids[ids.size() / 2];
+    if (!image_placeholder.empty()) image_token = summary.image_token_id;
     http.set_payload_max_length(options.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       // CORS: an allowed origin's requests carry its name back; a preflight is answered here,

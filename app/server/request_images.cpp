@@ -1,5 +1,7 @@
 #include "server/request_images.h"
 
+#include "common/base64.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -85,42 +87,6 @@ void RequestImages::remove() {
   temporary_.clear();
 }
 
-std::optional<std::string> decode_base64(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  const auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    const bool last = i + 4 == text.size();
-    int v[4];
-    int padding = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = text[i + static_cast<std::size_t>(k)];
-      if (c == '=' && last && k >= 2) {
-        v[k] = 0;
-        ++padding;
-        continue;
-      }
-      if (padding > 0) return std::nullopt;  // data after padding
-      v[k] = value(c);
-      if (v[k] < 0) return std::nullopt;
-    }
-    const std::uint32_t bits = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
-                               (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
-    out += static_cast<char>((bits >> 16) & 0xFF);
-    if (padding < 2) out += static_cast<char>((bits >> 8) & 0xFF);
-    if (padding < 1) out += static_cast<char>(bits & 0xFF);
-  }
-  return out;
-}
-
 std::optional<ApiError> prepare_images(const std::vector<ImagePart>& parts, const Model& model, ImageFolder& folder,
                                        RequestImages* out) {
   for (const ImagePart& part : parts) {
@@ -129,7 +95,7 @@ std::optional<ApiError> prepare_images(const std::vector<ImagePart>& parts, cons
     if (data) {
       const std::size_t comma = part.url.find(',');
       const auto bytes =
-          comma == std::string::npos ? std::nullopt : decode_base64(std::string_view(part.url).substr(comma + 1));
+          comma == std::string::npos ? std::nullopt : base64_decode(std::string_view(part.url).substr(comma + 1), false);
       if (!bytes)
         return ApiError{400, "invalid image data URL: the payload is not base64", "invalid_request_error", part.param,
                         "invalid_image_url"};

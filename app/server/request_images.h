@@ -76,7 +76,4 @@ std::optional<ApiError> prepare_images(const std::vector<ImagePart>& parts, cons
 void place_images(const std::vector<ImagePart>& parts, const std::vector<std::int64_t>& positions,
                   const std::string& placeholder, std::vector<ChatMessage>* messages);
 
-// Standard base64 (RFC 4648, padded); nullopt for anything else.
-std::optional<std::string> decode_base64(std::string_view text);
-
 }  // namespace day0::server

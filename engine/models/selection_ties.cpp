@@ -20,6 +20,15 @@ std::vector<std::int64_t> only_in(const std::set<std::int64_t>& x, const std::se
 
 }  // namespace
 
+SelectionShape selection_shape(const io::ModelConfig& config) {
+  SelectionShape s;
+  const nlohmann::json& j = config.root().optional_child("text_config") ? config.text().json() : config.json();
+  if (j.contains("n_group") && j["n_group"].is_number_integer()) s.groups = std::max(1, j["n_group"].get<int>());
+  if (j.contains("index_kpool") && j["index_kpool"].is_number_integer())
+    s.kpool = std::max<std::int64_t>(1, j["index_kpool"].get<std::int64_t>());
+  return s;
+}
+
 bool router_choice_tie(std::span<const float> a, std::span<const float> b, std::span<const float> bias,
                        const std::set<std::int64_t>& ids_a, const std::set<std::int64_t>& ids_b, int groups) {
   const auto E = static_cast<std::int64_t>(a.size());

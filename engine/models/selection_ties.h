@@ -9,7 +9,17 @@
 #include <set>
 #include <span>
 
+#include "io/model_config.h"
+
 namespace day0::models {
+
+// What the tie rules need from a model's config: the routing groups (n_group, 1 when not set)
+// and the indexer's pool size (index_kpool, 16 when not set, as the config reader).
+struct SelectionShape {
+  int groups = 1;
+  std::int64_t kpool = 16;
+};
+SelectionShape selection_shape(const io::ModelConfig& config);
 
 // Router: a = the first run's logits of the token [E], b = the second's; ids_a / ids_b the
 // experts each chose. The noise is the largest |sigmoid(a) - sigmoid(b)| over the row. A tie when

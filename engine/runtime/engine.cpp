@@ -187,6 +187,7 @@ class EngineImpl final : public Engine {
       const vision::ImageTokenIds& t = images->image_tokens();
       for (const std::int32_t id : {t.begin, t.image, t.end})
         if (id >= 0) model->summary.image_placeholder_ids.push_back(id);
+      model->summary.image_token_id = t.image;
     }
     collect_eos(config.json(), &model->summary.eos_token_ids);
     if (config.root().optional_child("text_config")) collect_eos(config.text().json(), &model->summary.eos_token_ids);

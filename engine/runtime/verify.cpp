@@ -101,28 +101,11 @@ VerifyRow compare_rows(const std::string& name, const std::vector<float>& got, c
   return r;
 }
 
-// The routing groups and the indexer's pool size of a model (1 and 16 when not set), for the
-// tie checks.
-struct SelectionShape {
-  int groups = 1;
-  std::int64_t kpool = 16;
-};
-SelectionShape selection_shape(const std::filesystem::path& model_dir) {
-  SelectionShape s;
-  auto config = io::ModelConfig::load(model_dir);
-  if (!config) return s;
-  const nlohmann::json& j = config->root().optional_child("text_config") ? config->text().json() : config->json();
-  if (j.contains("n_group") && j["n_group"].is_number_integer()) s.groups = std::max(1, j["n_group"].get<int>());
-  if (j.contains("index_kpool") && j["index_kpool"].is_number_integer())
-    s.kpool = std::max<std::int64_t>(1, j["index_kpool"].get<std::int64_t>());
-  return s;
-}
-
 // Whether row `row` of a differing selection `name` (router.<l>.topk or indexer.<l>.topk) sits on
 // a tie, from the scores both the reference and Day0's trace hold.
 Result<bool> selection_tie(const io::SafetensorsFile& ref, const models::ForwardTrace& trace, const std::string& name,
                            std::int64_t row, std::int64_t T, const std::set<std::int64_t>& ours,
-                           const std::set<std::int64_t>& theirs, const SelectionShape& shape) {
+                           const std::set<std::int64_t>& theirs, const models::SelectionShape& shape) {
   const std::string stem = name.substr(0, name.size() - std::string(".topk").size());
   const bool router = name.rfind("router.", 0) == 0;
   const std::string scores = stem + (router ? ".logits" : ".scores");
@@ -162,7 +145,8 @@ Result<VerifyReport> verify_model(const std::filesystem::path& model_dir, const 
 
   VerifyReport report;
   report.tokens = T;
-  const SelectionShape shape = selection_shape(model_dir);
+  DAY0_ASSIGN_OR_RETURN(const io::ModelConfig config, io::ModelConfig::load(model_dir));
+  const models::SelectionShape shape = models::selection_shape(config);
   models::ForwardTrace trace;
   std::vector<float> logits(static_cast<std::size_t>(T * vocab));
   auto state = model->new_state();

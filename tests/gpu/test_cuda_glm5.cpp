@@ -8,8 +8,6 @@
 // last-but-one token (the KDA snapshot) giving the same logits again, and the device's greedy
 // pick equal to the arg max of its logits. Image prompts (the vision tower on the CPU, its
 // features fed to the GPU layers as input embeddings) against transformers' logits and the CPU's.
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QTest>
 
 #include <algorithm>
@@ -71,17 +69,10 @@ struct TraceComparison {
   std::string failure;
 };
 
-// What the tie checks need from a fixture's config: the routing groups (text_config.n_group, 1
-// without) and the indexer's pool size (index_kpool, 16 without, as the config reader).
-struct SelectionShape {
-  int groups = 1, kpool = 16;
-};
-SelectionShape selection_shape(const std::filesystem::path& dir) {
-  QFile f(QString::fromStdString((dir / "config.json").string()));
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
-  const QJsonObject text = root.contains("text_config") ? root["text_config"].toObject() : root;
-  return {std::max(1, text["n_group"].toInt(1)), std::max(1, text["index_kpool"].toInt(16))};
+// What the tie checks need from a fixture's config.
+models::SelectionShape selection_shape(const std::filesystem::path& dir) {
+  const auto config = io::ModelConfig::load(dir);
+  return config ? models::selection_shape(*config) : models::SelectionShape{};
 }
 
 std::set<std::int64_t> as_ids(const std::set<float>& v) {
@@ -91,7 +82,7 @@ std::set<std::int64_t> as_ids(const std::set<float>& v) {
 }
 
 TraceComparison compare_traces(const models::ForwardTrace& cpu_trace, const models::ForwardTrace& gpu_trace,
-                               std::int64_t T, std::int64_t H, const SelectionShape& shape) {
+                               std::int64_t T, std::int64_t H, const models::SelectionShape& shape) {
   TraceComparison r;
   std::int64_t layers = 0;
   while (cpu_trace.tensors.count("hidden." + std::to_string(layers))) ++layers;

@@ -160,6 +160,64 @@ std::vector<float> gpu_experts(const Experts& experts, const std::vector<float>&
 
 class TestCudaGlmMoe : public QObject {
   Q_OBJECT
+
+  struct ExpertCase {
+    bool mxfp4;
+    int E, K;
+    std::int64_t H, I, T;
+  };
+
+  // The routed experts of one case (router with grouped routing, no shared expert) against
+  // blocks::moe_forward, fed the ids and weights its router chose: relative L2 <= 1e-4; at T 300
+  // also bitwise repeatable and the same when accumulated onto a residual. tensor_cores: the
+  // prefill form of glm_moe_gemm.h instead of glm_moe.h's.
+  void check_routed_experts(ThreadPool& pool, const ExpertCase& c, unsigned seed, bool tensor_cores) {
+    const float limit = 7.0f;
+    std::mt19937 rng(seed);
+    const QString tag = QString("%1%2 E %3 K %4 H %5 I %6 T %7")
+                            .arg(tensor_cores ? "gemm " : "")
+                            .arg(c.mxfp4 ? "mxfp4" : "bf16")
+                            .arg(c.E)
+                            .arg(c.K)
+                            .arg(c.H)
+                            .arg(c.I)
+                            .arg(c.T);
+    blocks::MoeConfig config;
+    config.hidden = c.H;
+    config.experts = c.E;
+    config.top_k = c.K;
+    config.inter = c.I;
+    config.shared_inter = 0;
+    config.n_group = c.E >= 16 ? 4 : 1;
+    config.topk_group = c.E >= 16 ? 2 : 1;
+    config.routed_scaling = 1.5f;
+    config.swiglu_limit = limit;
+    config.mxfp4 = c.mxfp4;
+    Experts experts = random_experts(rng, c.mxfp4, c.E, c.H, c.I);
+    const Router router = random_router(rng, c.E, c.H);
+    blocks::MoeLayer layer;
+    layer.router = bf16_matrix(router.weight, c.E, c.H);
+    layer.score_bias = f32_matrix(router.bias, 1, c.E);
+    experts.bind(layer);
+    const auto x = random_floats(rng, static_cast<std::size_t>(c.T * c.H));
+    std::vector<float> want(static_cast<std::size_t>(c.T * c.H));
+    std::vector<std::int32_t> ids;
+    std::vector<float> weights;
+    QVERIFY(blocks::moe_forward(pool, config, layer, x.data(), c.T, want.data(), &ids, &weights).is_ok());
+    experts.upload_all();
+    const auto got = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr, tensor_cores);
+    const double err = rel_l2(got, want);
+    if (tensor_cores) qInfo("%s: relative L2 %.2e", qPrintable(tag), err);
+    QVERIFY2(err <= 1e-4, qPrintable(tag + QString(": %1").arg(err)));
+    if (c.T != 300) return;
+    const auto again = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr, tensor_cores);
+    QVERIFY2(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0,
+             qPrintable(tag + " is not repeatable"));
+    const auto residual = random_floats(rng, want.size());
+    auto sum = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, &residual, tensor_cores);
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] -= residual[i];
+    QVERIFY2(rel_l2(sum, want) <= 1e-4, qPrintable(tag + QString(" accumulated: %1").arg(rel_l2(sum, want))));
+  }
  private slots:
   // hc_collapse against blocks::hc_collapse: hc 2..4 (and 8) at T 1 and 33 (columns split over
   // several CTAs, partial sums in `input`), many tokens and a hidden size too small for partial
@@ -381,63 +439,15 @@ class TestCudaGlmMoe : public QObject {
   // I 2048, MXFP4) for a decode step.
   void glm_moe_experts() {
     ThreadPool pool(2);
-    struct Case {
-      bool mxfp4;
-      int E, K;
-      std::int64_t H, I, T;
-    };
-    const Case cases[] = {
+    const ExpertCase cases[] = {
         {false, 16, 4, 1048, 168, 1},   {false, 16, 4, 1048, 168, 3},  {false, 16, 4, 1048, 168, 64},
         {false, 16, 4, 1048, 168, 300}, {false, 64, 4, 1048, 168, 40}, {false, 16, 4, 1048, 168, 1100},
         {true, 16, 4, 1056, 160, 1},    {true, 16, 4, 1056, 160, 3},   {true, 16, 4, 1056, 160, 64},
         {true, 16, 4, 1056, 160, 300},  {true, 64, 4, 1056, 160, 40},  {true, 8, 8, 4096, 2048, 1},
     };
-    const float limit = 7.0f;
-    for (const Case& c : cases) {
-      std::mt19937 rng(static_cast<unsigned>(c.E + c.H + c.T + (c.mxfp4 ? 1000 : 0)));
-      const QString tag = QString("%1 E %2 K %3 H %4 I %5 T %6")
-                              .arg(c.mxfp4 ? "mxfp4" : "bf16")
-                              .arg(c.E)
-                              .arg(c.K)
-                              .arg(c.H)
-                              .arg(c.I)
-                              .arg(c.T);
-      blocks::MoeConfig config;
-      config.hidden = c.H;
-      config.experts = c.E;
-      config.top_k = c.K;
-      config.inter = c.I;
-      config.shared_inter = 0;
-      config.n_group = c.E >= 16 ? 4 : 1;
-      config.topk_group = c.E >= 16 ? 2 : 1;
-      config.routed_scaling = 1.5f;
-      config.swiglu_limit = limit;
-      config.mxfp4 = c.mxfp4;
-      Experts experts = random_experts(rng, c.mxfp4, c.E, c.H, c.I);
-      const Router router = random_router(rng, c.E, c.H);
-      blocks::MoeLayer layer;
-      layer.router = bf16_matrix(router.weight, c.E, c.H);
-      layer.score_bias = f32_matrix(router.bias, 1, c.E);
-      experts.bind(layer);
-      const auto x = random_floats(rng, static_cast<std::size_t>(c.T * c.H));
-      std::vector<float> want(static_cast<std::size_t>(c.T * c.H));
-      std::vector<std::int32_t> ids;
-      std::vector<float> weights;
-      QVERIFY(blocks::moe_forward(pool, config, layer, x.data(), c.T, want.data(), &ids, &weights).is_ok());
-
-      experts.upload_all();
-      const auto got = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr);
-      const double err = rel_l2(got, want);
-      QVERIFY2(err <= 1e-4, qPrintable(tag + QString(": %1").arg(err)));
-      if (c.T == 300) {
-        const auto again = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr);
-        QVERIFY2(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0,
-                 qPrintable(tag + " is not repeatable"));
-        const auto residual = random_floats(rng, want.size());
-        auto sum = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, &residual);
-        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] -= residual[i];
-        QVERIFY2(rel_l2(sum, want) <= 1e-4, qPrintable(tag + QString(" accumulated: %1").arg(rel_l2(sum, want))));
-      }
+    for (const ExpertCase& c : cases) {
+      check_routed_experts(pool, c, static_cast<unsigned>(c.E + c.H + c.T + (c.mxfp4 ? 1000 : 0)), false);
+      if (QTest::currentTestFailed()) return;
     }
   }
 
@@ -447,53 +457,14 @@ class TestCudaGlmMoe : public QObject {
   // expert widths; accumulate onto a residual; bitwise repeatability.
   void glm_moe_experts_gemm() {
     ThreadPool pool(2);
-    struct Case {
-      int E, K;
-      std::int64_t H, I, T;
-    };
-    const Case cases[] = {{16, 4, 1056, 160, 300}, {64, 4, 1056, 160, 40}, {16, 4, 1056, 160, 1100},
-                          {8, 8, 4096, 2048, 64}, {16, 2, 64, 64, 1}};
-    const float limit = 7.0f;
-    for (const Case& c : cases) {
-      std::mt19937 rng(static_cast<unsigned>(7 * c.E + c.H + c.T));
-      const QString tag =
-          QString("gemm E %1 K %2 H %3 I %4 T %5").arg(c.E).arg(c.K).arg(c.H).arg(c.I).arg(c.T);
-      blocks::MoeConfig config;
-      config.hidden = c.H;
-      config.experts = c.E;
-      config.top_k = c.K;
-      config.inter = c.I;
-      config.shared_inter = 0;
-      config.n_group = c.E >= 16 ? 4 : 1;
-      config.topk_group = c.E >= 16 ? 2 : 1;
-      config.routed_scaling = 1.5f;
-      config.swiglu_limit = limit;
-      config.mxfp4 = true;
-      Experts experts = random_experts(rng, true, c.E, c.H, c.I);
-      const Router router = random_router(rng, c.E, c.H);
-      blocks::MoeLayer layer;
-      layer.router = bf16_matrix(router.weight, c.E, c.H);
-      layer.score_bias = f32_matrix(router.bias, 1, c.E);
-      experts.bind(layer);
-      const auto x = random_floats(rng, static_cast<std::size_t>(c.T * c.H));
-      std::vector<float> want(static_cast<std::size_t>(c.T * c.H));
-      std::vector<std::int32_t> ids;
-      std::vector<float> weights;
-      QVERIFY(blocks::moe_forward(pool, config, layer, x.data(), c.T, want.data(), &ids, &weights).is_ok());
-      experts.upload_all();
-      const auto got = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr, true);
-      const double err = rel_l2(got, want);
-      qInfo("%s: relative L2 %.2e", qPrintable(tag), err);
-      QVERIFY2(err <= 1e-4, qPrintable(tag + QString(": %1").arg(err)));
-      if (c.T == 300) {
-        const auto again = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, nullptr, true);
-        QVERIFY2(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0,
-                 qPrintable(tag + " is not repeatable"));
-        const auto residual = random_floats(rng, want.size());
-        auto sum = gpu_experts(experts, x, c.T, c.K, ids, weights, limit, &residual, true);
-        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] -= residual[i];
-        QVERIFY2(rel_l2(sum, want) <= 1e-4, qPrintable(tag + QString(" accumulated: %1").arg(rel_l2(sum, want))));
-      }
+    const ExpertCase cases[] = {{true, 16, 4, 1056, 160, 300},
+                                {true, 64, 4, 1056, 160, 40},
+                                {true, 16, 4, 1056, 160, 1100},
+                                {true, 8, 8, 4096, 2048, 64},
+                                {true, 16, 2, 64, 64, 1}};
+    for (const ExpertCase& c : cases) {
+      check_routed_experts(pool, c, static_cast<unsigned>(7 * c.E + c.H + c.T), true);
+      if (QTest::currentTestFailed()) return;
     }
     // Refused: bf16 experts, widths not multiples of 32, too little scratch.
     std::mt19937 rng(3);

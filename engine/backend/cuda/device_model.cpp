@@ -195,11 +195,7 @@ Status DeviceModel::run(models::SessionState& base, std::span<const std::int32_t
   auto& st = static_cast<DeviceSession&>(base);
   const auto T = static_cast<std::int64_t>(tokens.size());
   const std::int64_t pos0 = st.length();
-  if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
-  if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
-  if (pos0 + T > max_positions_)
-    return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
-                                                  " tokens; this model allows " + std::to_string(max_positions_));
+  DAY0_RETURN_IF_ERROR(check_feed(pos0, T, logit_rows));
   for (const std::int32_t t : tokens)
     if (t < 0 || t >= vocab_)
       return error(ErrorCode::invalid_argument, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
@@ -280,15 +276,21 @@ Status DeviceModel::run(models::SessionState& base, std::span<const std::int32_t
   return Status::ok();
 }
 
+Status DeviceModel::check_feed(std::int64_t pos0, std::int64_t T, std::int64_t logit_rows) const {
+  if (T == 0) return error(ErrorCode::invalid_argument, "nothing to feed: the token list is empty");
+  if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
+  if (pos0 + T > max_positions_)
+    return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
+                                                  " tokens; this model allows " + std::to_string(max_positions_));
+  return Status::ok();
+}
+
 Status DeviceModel::run_embeddings(models::SessionState& base, const float* embeddings, std::int64_t T,
                                    std::int64_t logit_rows, float* logits, models::ForwardTrace* trace) {
   auto& st = static_cast<DeviceSession&>(base);
   const std::int64_t pos0 = st.length(), H = hidden_size();
   if (T <= 0 || embeddings == nullptr) return error(ErrorCode::invalid_argument, "nothing to feed: no input rows");
-  if (logit_rows < 0 || logit_rows > T) return error(ErrorCode::invalid_argument, "more logit rows than tokens");
-  if (pos0 + T > max_positions_)
-    return error(ErrorCode::invalid_argument, "the context would hold " + std::to_string(pos0 + T) +
-                                                  " tokens; this model allows " + std::to_string(max_positions_));
+  DAY0_RETURN_IF_ERROR(check_feed(pos0, T, logit_rows));
   DAY0_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "selecting GPU " + std::to_string(device_));
   cudaStream_t s = stream_.get();
   if (ahead_.queued()) {

@@ -134,7 +134,10 @@ class DeviceModel : public models::LoadedModel {
   // the next decode step reads its token) and last_pick_.
   Status run(models::SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
              models::ForwardTrace* trace, bool pick = false);
-  // record_step() and the token pick under `mode` at the step's end.
+  // A feed of T rows at pos0 asking for logit_rows: something to feed, no more logit rows than
+  // rows, and room in the context.
+  Status check_feed(std::int64_t pos0, std::int64_t T, std::int64_t logit_rows) const;
+    // record_step() and the token pick under `mode` at the step's end.
   Status record_decode(DeviceSession& st, unsigned mode);
   // A step at `pos` uses the pinned slot pos & 1 of host_pos_ and host_pick_ (and step_done_),
   // so the step queued ahead never writes what the step before it still reads.

@@ -117,19 +117,12 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
   // snapshots too. As the CPU model does.
   Status forward(SessionState& base, std::span<const std::int32_t> tokens, std::int64_t logit_rows, float* logits,
                  ForwardTrace* trace) override {
-    auto& st = static_cast<Glm5Session&>(base);
-    const auto T = static_cast<std::int64_t>(tokens.size());
-    if (s_.kda_layers > 0 && T > 1) {
-      const std::int64_t first_rows = std::max<std::int64_t>(logit_rows - 1, 0);
-      DAY0_RETURN_IF_ERROR(DeviceModel::forward(st, tokens.first(static_cast<std::size_t>(T - 1)),
-                                                std::min(first_rows, T - 1), logits, trace));
-      DAY0_RETURN_IF_ERROR(st.snapshot(true));
-      DAY0_RETURN_IF_ERROR(DeviceModel::forward(st, tokens.last(1), logit_rows > 0 ? 1 : 0,
-                                                logits != nullptr ? logits + first_rows * vocab_ : nullptr, trace));
-      return st.snapshot(true);
-    }
-    DAY0_RETURN_IF_ERROR(DeviceModel::forward(st, tokens, logit_rows, logits, trace));
-    return st.snapshot(T > 1);
+    return feed_with_snapshots(static_cast<Glm5Session&>(base), static_cast<std::int64_t>(tokens.size()), logit_rows,
+                               logits, [&](std::int64_t first, std::int64_t n, std::int64_t rows, float* out) {
+                                 return DeviceModel::forward(base, tokens.subspan(static_cast<std::size_t>(first),
+                                                                                  static_cast<std::size_t>(n)),
+                                                             rows, out, trace);
+                               });
   }
   Result<std::int32_t> forward_pick(SessionState& base, std::span<const std::int32_t> tokens) override {
     auto& st = static_cast<Glm5Session&>(base);
@@ -163,20 +156,12 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
       cpu::decode_row(embed_host_, tokens[t], out + static_cast<std::int64_t>(t) * s_.c.hidden);
     return Status::ok();
   }
-  // As forward(): all rows but the last, a KDA snapshot, the last, a snapshot.
   Status forward_embeddings(SessionState& base, const float* embeddings, std::int64_t T, std::int64_t logit_rows,
                             float* logits, ForwardTrace* trace) override {
-    auto& st = static_cast<Glm5Session&>(base);
-    if (s_.kda_layers > 0 && T > 1) {
-      const std::int64_t first_rows = std::max<std::int64_t>(logit_rows - 1, 0);
-      DAY0_RETURN_IF_ERROR(run_embeddings(st, embeddings, T - 1, std::min(first_rows, T - 1), logits, trace));
-      DAY0_RETURN_IF_ERROR(st.snapshot(true));
-      DAY0_RETURN_IF_ERROR(run_embeddings(st, embeddings + (T - 1) * s_.c.hidden, 1, logit_rows > 0 ? 1 : 0,
-                                          logits != nullptr ? logits + first_rows * vocab_ : nullptr, trace));
-      return st.snapshot(true);
-    }
-    DAY0_RETURN_IF_ERROR(run_embeddings(st, embeddings, T, logit_rows, logits, trace));
-    return st.snapshot(T > 1);
+    return feed_with_snapshots(static_cast<Glm5Session&>(base), T, logit_rows, logits,
+                               [&](std::int64_t first, std::int64_t n, std::int64_t rows, float* out) {
+                                 return run_embeddings(base, embeddings + first * s_.c.hidden, n, rows, out, trace);
+                               });
   }
 
  protected:
@@ -208,6 +193,23 @@ class Glm5Cuda final : public DeviceModel, public vision::ImageInputModel {
 
  private:
   const std::uint16_t* head() const { return s_.c.tied ? embed_.as<std::uint16_t>() : lm_head_.as<std::uint16_t>(); }
+  // Feeds T rows through feed(first, n, logit_rows, logits) as the CPU model does: with KDA
+  // layers, all but the last row, a KDA snapshot, the last row, a snapshot (regenerating a reply
+  // rewinds to the prompt's last-but-one token); otherwise at once, with a snapshot after a
+  // prompt.
+  template <typename Feed>
+  Status feed_with_snapshots(Glm5Session& st, std::int64_t T, std::int64_t logit_rows, float* logits, Feed feed) {
+    if (s_.kda_layers > 0 && T > 1) {
+      const std::int64_t first_rows = std::max<std::int64_t>(logit_rows - 1, 0);
+      DAY0_RETURN_IF_ERROR(feed(0, T - 1, std::min(first_rows, T - 1), logits));
+      DAY0_RETURN_IF_ERROR(st.snapshot(true));
+      DAY0_RETURN_IF_ERROR(
+          feed(T - 1, 1, logit_rows > 0 ? 1 : 0, logits != nullptr ? logits + first_rows * vocab_ : nullptr));
+      return st.snapshot(true);
+    }
+    DAY0_RETURN_IF_ERROR(feed(0, T, logit_rows, logits));
+    return st.snapshot(T > 1);
+  }
   const std::int32_t* position() const { return pos_dev_.as<std::int32_t>(); }
   Status place_layer(WeightPlacer& put, const models::Glm5Layer& src, LayerDev& L, const std::string& p);
   // y [T, N] = x [T, K] W^T (+ bias): the GEMV for a few rows, cuBLASLt on bf16 activations for more.

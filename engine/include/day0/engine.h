@@ -66,8 +66,9 @@ struct ModelSummary {
   // For a model that reads images: the tokens that stand for one image in a prompt (begin,
   // image, end; the engine expands the image token to the image's features). Empty otherwise.
   std::vector<std::int32_t> image_placeholder_ids;
-  // The checkpoint has a vision encoder that runs on the CPU only, and the model was loaded on a
-  // GPU: it takes images once loaded on the CPU.
+  std::int32_t image_token_id = -1;  // the image token among them (-1: the model reads no images)
+  // The checkpoint has a vision encoder but the program it was loaded into (a GPU one) takes no
+  // images: it takes them once loaded on the CPU.
   bool vision_needs_cpu = false;
   // The memory plan on the CPU (limits/memory_plan.h): bytes needed for the weights, the session
   // state at max_context and workspaces, and what they were checked against; 0 on a GPU.
